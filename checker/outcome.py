@@ -1,0 +1,89 @@
+"""What every explorer returns: the contract between engines and the shared result machinery.
+
+Explorers (scalar, vector, spark) differ only in how they expand a frontier. They all produce a
+`SearchOutcome` with identical content for the same model and options, because the choices
+below are defined independently of expansion order:
+
+- States are stored in BFS level order; `level_sizes[d]` states have depth d.
+- Each state's parent link is the least (parent fingerprint, action id) among its in-edges from
+  the previous level (unsigned comparison), so traces do not depend on expansion order.
+- A property's counterexample (or witness) is, among the states of the first level where it is
+  violated (witnessed), the one with the least fingerprint.
+- With symmetry, the stored fingerprint is the least over the state's orbit.
+- `max_states` stops after the level in which the count reached it; `max_depth` counts levels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    """How to search. Frozen; passed explicitly to every engine."""
+
+    symmetry: bool = False
+    max_states: int | None = None
+    max_depth: int | None = None
+    stop_on_violation: bool = True  # False (--continue): find the shortest violation of every property
+    check_deadlock: bool = False
+    properties: tuple[str, ...] | None = None  # None: every property of the spec
+    progress: bool = False
+    progress_interval: float = 5.0
+    memory_budget: int | None = None  # bytes; vector engine spills visited blocks beyond it
+    workdir: str | None = None  # where engines may spill or checkpoint
+
+
+@dataclass
+class SearchOutcome:
+    fps: np.ndarray            # uint64 [n], canonical fingerprints in BFS order
+    parent: np.ndarray         # int64 [n], index of the parent state, -1 for initial states
+    action: np.ndarray         # int32 [n], ground action id that produced the state, -1 initially
+    level_sizes: list[int]
+    generated: int             # successor states generated (enabled action applications)
+    fired: np.ndarray          # int64 [n_actions], times each ground action was enabled
+    violations: dict[str, int] = field(default_factory=dict)  # always-property -> state index
+    witnesses: dict[str, int] = field(default_factory=dict)   # sometimes-property -> state index
+    deadlock: int | None = None  # state index of the chosen deadlock, when checked
+    goal_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] goal
+    when_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] when
+    edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action) for recoverable
+    complete: bool = True
+    stop_reason: str | None = None  # "violation", "max_states", "max_depth", "deadlock"
+    elapsed: float = 0.0
+    peak_memory: int = 0       # bytes (peak RSS of the process)
+    store_bytes: int = 0       # bytes held by the visited store (fps, parents, actions, edges)
+    engine: str = ""
+    extra: dict = field(default_factory=dict)  # engine-specific statistics
+
+    @property
+    def distinct(self) -> int:
+        return int(len(self.fps))
+
+    @property
+    def depth(self) -> int:
+        return len(self.level_sizes) - 1
+
+    def depth_of(self, index: int) -> int:
+        acc = 0
+        for d, n in enumerate(self.level_sizes):
+            acc += n
+            if index < acc:
+                return d
+        raise IndexError(index)
+
+    def path(self, index: int) -> list[int]:
+        """Action ids from an initial state to state `index`."""
+        acts = []
+        i = index
+        while self.parent[i] >= 0:
+            acts.append(int(self.action[i]))
+            i = int(self.parent[i])
+        return acts[::-1]
+
+    def root(self, index: int) -> int:
+        i = index
+        while self.parent[i] >= 0:
+            i = int(self.parent[i])
+        return i

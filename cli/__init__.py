@@ -1,0 +1,3 @@
+"""txncheck.cli."""
+def main():
+    print("hi")

@@ -1,0 +1,151 @@
+"""Finite domains: enums, integer ranges, id sets sized by a configuration constant, subsets.
+
+A domain's size may depend on configuration constants; `values(env)` resolves it. Values are
+plain ints: enums and ids count from 0, ranges carry their own integers (possibly negative).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+from .errors import ConfigError
+
+Size = Union[int, str]  # an int, or the name of an int configuration constant
+
+
+def resolve_int(size: Size, env: Mapping[str, object], what: str) -> int:
+    if isinstance(size, bool):
+        raise ConfigError(f"{what}: expected an integer, got a boolean")
+    if isinstance(size, int):
+        return size
+    if size not in env:
+        raise ConfigError(f"{what} depends on configuration constant '{size}', which is not set")
+    value = env[size]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(f"{what}: configuration constant '{size}' must be an integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Domain:
+    name: str
+
+    def values(self, env: Mapping[str, object]) -> range:
+        raise NotImplementedError
+
+    def label(self, value: int, env: Mapping[str, object]) -> str | int:
+        return value
+
+    def parse(self, text: object, env: Mapping[str, object]) -> int:
+        """The value a label stands for (inverse of `label`)."""
+        for v in self.values(env):
+            if self.label(v, env) == text or str(self.label(v, env)) == str(text):
+                return v
+        raise ValueError(f"{text!r} is not a value of domain {self.name}")
+
+    @property
+    def is_bool(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class EnumDomain(Domain):
+    """Named constants. `TxnState.ONGOING` is the literal for label ONGOING."""
+
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if len(set(self.labels)) != len(self.labels) or not self.labels:
+            raise ValueError(f"enum {self.name}: labels must be distinct and non-empty")
+
+    def values(self, env=None) -> range:
+        return range(len(self.labels))
+
+    def label(self, value, env=None):
+        return self.labels[value] if 0 <= value < len(self.labels) else f"<{value}>"
+
+    def __getattr__(self, item: str):
+        labels = self.__dict__.get("labels", ())
+        if item in labels:
+            from .expr import Lit
+            return Lit(labels.index(item), self)
+        raise AttributeError(f"enum {self.__dict__.get('name')} has no label {item}")
+
+    def lit(self, label: str):
+        from .expr import Lit
+        return Lit(self.labels.index(label), self)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.labels == ("false", "true")
+
+
+@dataclass(frozen=True, eq=False)
+class IntRange(Domain):
+    """Integers lo..hi inclusive; either bound may be a configuration constant's name."""
+
+    lo: Size = 0
+    hi: Size = 0
+
+    def values(self, env: Mapping[str, object]) -> range:
+        lo = resolve_int(self.lo, env, f"domain {self.name}")
+        hi = resolve_int(self.hi, env, f"domain {self.name}")
+        if hi < lo:
+            raise ConfigError(f"domain {self.name} is empty ({lo}..{hi}); raise its upper bound")
+        return range(lo, hi + 1)
+
+    def parse(self, text, env):
+        try:
+            v = int(text)
+        except (TypeError, ValueError):
+            raise ValueError(f"{text!r} is not an integer of domain {self.name}") from None
+        if v not in self.values(env):
+            raise ValueError(f"{v} is outside domain {self.name}")
+        return v
+
+
+@dataclass(frozen=True, eq=False)
+class IdSet(Domain):
+    """Interchangeable identities (resource managers, transactional ids, partitions): 0..size-1."""
+
+    size: Size = 1
+    prefix: str = ""
+
+    def values(self, env: Mapping[str, object]) -> range:
+        n = resolve_int(self.size, env, f"domain {self.name}")
+        if n < 1:
+            raise ConfigError(f"domain {self.name} needs at least one element; set '{self.size}' >= 1")
+        return range(n)
+
+    def label(self, value, env=None):
+        return f"{self.prefix or self.name.lower()}{value + 1}"
+
+
+@dataclass(frozen=True, eq=False)
+class SubsetDomain(Domain):
+    """The subsets of `base` with at least `min_size` elements (e.g. majorities of acceptors).
+
+    Values index `subsets(env)`, ordered by size, then lexicographically."""
+
+    base: Domain = None  # type: ignore[assignment]
+    min_size: Size | str = 0
+    majority: bool = False
+
+    def subsets(self, env) -> tuple[tuple[int, ...], ...]:
+        elems = list(self.base.values(env))
+        k = len(elems) // 2 + 1 if self.majority else resolve_int(self.min_size, env, f"domain {self.name}")
+        out = []
+        for size in range(max(k, 0), len(elems) + 1):
+            out.extend(itertools.combinations(elems, size))
+        return tuple(out)
+
+    def values(self, env) -> range:
+        return range(len(self.subsets(env)))
+
+    def label(self, value, env):
+        subset = self.subsets(env)[value]
+        return "{" + ",".join(str(self.base.label(v, env)) for v in subset) + "}"
+
+
+BOOL = EnumDomain("Bool", ("false", "true"))

@@ -1,0 +1,364 @@
+"""Rows, tables, properties, symmetries, variants, configurations, and the Spec that holds them.
+
+Everything here is frozen data. A spec is written once; a configuration sizes its domains and
+sets its switches; a variant is a named, documented edit of it with the property it must break.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from .domains import Domain
+from .errors import ConfigError, SpecError
+from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
+
+TAGS = ("crash", "zombie", "timeout", "network", "admin", "client", "env")
+
+
+@dataclass(frozen=True, eq=False)
+class Row:
+    """One line of a transition table.
+
+    `guard` is a tuple of conjuncts (read as their conjunction) so that variants can drop one by
+    position and tables can print them one per line. `updates` are simultaneous."""
+
+    id: str
+    actor: str
+    trigger: str
+    guard: tuple[Expr, ...] = ()
+    updates: tuple[Update, ...] = ()
+    params: tuple[ParamRef, ...] = ()
+    tags: tuple[str, ...] = ()
+    ref: str = ""
+    doc: str = ""
+
+    def __post_init__(self):
+        g = self.guard
+        if isinstance(g, Expr):
+            object.__setattr__(self, "guard", (g,))
+        else:
+            object.__setattr__(self, "guard", tuple(lift(x) for x in g))
+        object.__setattr__(self, "updates", tuple(self.updates))
+        object.__setattr__(self, "params", tuple(self.params))
+        object.__setattr__(self, "tags", tuple(self.tags))
+
+    @property
+    def guard_expr(self) -> Expr:
+        return And(*self.guard) if self.guard else TRUE
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """The rows of one actor. `status` names the var whose value is the actor's state (e.g. the
+    coordinator's TransactionState), from which diagrams and conformance checks are derived.
+    `nondeterministic` lists triggers for which several rows may be enabled in one state."""
+
+    actor: str
+    rows: tuple[Row, ...]
+    status: str | None = None
+    doc: str = ""
+    nondeterministic: tuple[str, ...] = ()
+
+
+ALWAYS, SOMETIMES, RECOVERABLE = "always", "sometimes", "recoverable"
+PROPERTY_KINDS = (ALWAYS, SOMETIMES, RECOVERABLE)
+
+
+@dataclass(frozen=True, eq=False)
+class Property:
+    """`always`: holds in every reachable state. `sometimes`: holds in some reachable state (a
+    non-vacuity witness). `recoverable`: from every reachable state where `when` holds, a state
+    satisfying `expr` is reachable using only rows without the tags in `exclude_tags`."""
+
+    name: str
+    kind: str
+    expr: Expr
+    doc: str = ""
+    when: Expr | None = None
+    exclude_tags: tuple[str, ...] = ()
+    ref: str = ""
+
+    def __post_init__(self):
+        if self.kind not in PROPERTY_KINDS:
+            raise SpecError(f"property {self.name}: kind must be one of {', '.join(PROPERTY_KINDS)}, "
+                            f"not {self.kind!r}")
+        object.__setattr__(self, "expr", lift(self.expr))
+
+
+def Always(name, expr, doc="", ref="") -> Property:
+    return Property(name, ALWAYS, expr, doc, ref=ref)
+
+
+def Sometimes(name, expr, doc="", ref="") -> Property:
+    return Property(name, SOMETIMES, expr, doc, ref=ref)
+
+
+def Recoverable(name, goal, doc="", when=None, exclude_tags=(), ref="") -> Property:
+    return Property(name, RECOVERABLE, goal, doc, when=None if when is None else lift(when),
+                    exclude_tags=tuple(exclude_tags), ref=ref)
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """Index domains whose elements are interchangeable: permuting them maps reachable states to
+    reachable states and preserves every property."""
+
+    domains: tuple[Domain, ...]
+
+
+# ---- variants -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DropRow:
+    row: str
+
+
+@dataclass(frozen=True)
+class DropConjunct:
+    row: str
+    index: int
+
+
+@dataclass(frozen=True)
+class ReplaceGuard:
+    row: str
+    guard: tuple
+
+
+@dataclass(frozen=True)
+class ReplaceUpdate:
+    """Replace (or, with `value=None`, drop) the update of `target` (a var name) in a row."""
+
+    row: str
+    target: str
+    value: object = None
+
+
+@dataclass(frozen=True)
+class AddRow:
+    table: str
+    row: Row
+
+
+@dataclass(frozen=True)
+class SetParam:
+    """Force a configuration switch (e.g. a protocol feature flag) for this variant."""
+
+    name: str
+    value: object
+
+
+Edit = DropRow | DropConjunct | ReplaceGuard | ReplaceUpdate | AddRow | SetParam
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named, documented edit of a spec, with the properties it is expected to break (at least
+    one of `breaks` must be violated under `config`)."""
+
+    name: str
+    doc: str
+    breaks: tuple[str, ...]
+    edits: tuple[Edit, ...]
+    config: str = "tiny"
+    ref: str = ""
+    trigger: str = ""
+    settings: tuple[tuple[str, object], ...] = ()  # config overrides used to check it
+
+
+# ---- configuration --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ConfigParam:
+    """A configuration constant: an int (with inclusive bounds) or a choice among strings."""
+
+    name: str
+    default: object
+    doc: str = ""
+    choices: tuple = ()
+    lo: int | None = None
+    hi: int | None = None
+
+    def parse(self, text: object) -> object:
+        if self.choices:
+            if text in self.choices:
+                return text
+            raise ConfigError(f"{self.name} must be one of {', '.join(map(str, self.choices))}; got {text!r}")
+        if isinstance(text, bool):
+            return int(text)
+        try:
+            value = int(text)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ConfigError(f"{self.name} must be an integer; got {text!r}") from None
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            rng = f"{self.lo if self.lo is not None else '-∞'}..{self.hi if self.hi is not None else '∞'}"
+            raise ConfigError(f"{self.name} must be in {rng}; got {value}")
+        return value
+
+
+@dataclass(frozen=True)
+class NamedConfig:
+    """A named preset: values for configuration constants, plus search bounds (None = unbounded)."""
+
+    name: str
+    values: tuple[tuple[str, object], ...] = ()
+    doc: str = ""
+    max_states: int | None = None
+    max_depth: int | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    doc: str
+    vars: tuple[Var, ...]
+    tables: tuple[Table, ...]
+    properties: tuple[Property, ...] = ()
+    params: tuple[ConfigParam, ...] = ()
+    configs: tuple[NamedConfig, ...] = ()
+    variants: tuple[Variant, ...] = ()
+    symmetry: Symmetry | None = None
+    init: tuple[Expr, ...] = ()  # extra constraints on initial states (rarely needed)
+    invariants_for_induction: tuple[Property, ...] = ()  # strengthening invariants (symbolic engine)
+    terminal: Expr | None = None  # states where having no enabled row is not a deadlock
+    ref: str = ""
+    variant: str | None = None  # set on a spec produced by `with_variant`
+
+    # -- lookups ------------------------------------------------------------------------------
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return tuple(r for t in self.tables for r in t.rows)
+
+    def row(self, row_id: str) -> Row:
+        for r in self.rows:
+            if r.id == row_id:
+                return r
+        raise SpecError(f"spec {self.name} has no row {row_id}")
+
+    def property(self, name: str) -> Property:
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise ConfigError(f"spec {self.name} has no property {name}; its properties are "
+                          + ", ".join(p.name for p in self.properties))
+
+    def config(self, name: str) -> NamedConfig:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise ConfigError(f"spec {self.name} has no config '{name}'; choose one of "
+                          + ", ".join(c.name for c in self.configs))
+
+    def variant_named(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        known = ", ".join(v.name for v in self.variants) or "none"
+        raise ConfigError(f"spec {self.name} has no variant '{name}'; its variants are: {known}")
+
+    def param(self, name: str) -> ConfigParam:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise ConfigError(f"spec {self.name} has no configuration constant '{name}'; "
+                          f"known constants: {known}")
+
+    # -- configuration ------------------------------------------------------------------------
+    def resolve_config(self, config: str | None = None, overrides: Mapping[str, object] = ()) -> "ResolvedConfig":
+        named = self.config(config) if config else (self.configs[0] if self.configs else NamedConfig("default"))
+        values: dict[str, object] = {p.name: p.default for p in self.params}
+        for k, v in named.values:
+            values[k] = self.param(k).parse(v)
+        max_states, max_depth = named.max_states, named.max_depth
+        for k, v in dict(overrides).items():
+            if k == "max_states":
+                max_states = _parse_bound(k, v)
+            elif k == "max_depth":
+                max_depth = _parse_bound(k, v)
+            else:
+                values[k] = self.param(k).parse(v)
+        return ResolvedConfig(named.name, tuple(sorted(values.items())), max_states, max_depth)
+
+    # -- variants -----------------------------------------------------------------------------
+    def with_variant(self, name: str | None) -> "Spec":
+        if not name:
+            return self
+        variant = self.variant_named(name)
+        tables = list(self.tables)
+        params = list(self.params)
+        for edit in variant.edits:
+            if isinstance(edit, SetParam):
+                p = self.param(edit.name)
+                params = [replace(q, default=p.parse(edit.value)) if q.name == edit.name else q for q in params]
+                continue
+            if isinstance(edit, AddRow):
+                idx = [t.actor for t in tables].index(edit.table) if edit.table in [t.actor for t in tables] else None
+                if idx is None:
+                    raise SpecError(f"variant {name}: no table {edit.table}")
+                tables[idx] = replace(tables[idx], rows=tables[idx].rows + (edit.row,))
+                continue
+            found = False
+            for ti, t in enumerate(tables):
+                rows = list(t.rows)
+                for ri, r in enumerate(rows):
+                    if r.id != edit.row:
+                        continue
+                    found = True
+                    rows[ri] = _apply_edit(r, edit, name)
+                tables[ti] = replace(t, rows=tuple(x for x in rows if x is not None))
+            if not found:
+                raise SpecError(f"variant {name} edits row {edit.row}, which the spec does not have")
+        return replace(self, tables=tuple(tables), params=tuple(params), variant=name)
+
+
+def _apply_edit(r: Row, edit, vname: str) -> Row | None:
+    if isinstance(edit, DropRow):
+        return None
+    if isinstance(edit, DropConjunct):
+        if not 0 <= edit.index < len(r.guard):
+            raise SpecError(f"variant {vname}: row {r.id} has no guard conjunct {edit.index}")
+        return replace(r, guard=r.guard[:edit.index] + r.guard[edit.index + 1:])
+    if isinstance(edit, ReplaceGuard):
+        return replace(r, guard=tuple(edit.guard) if isinstance(edit.guard, (tuple, list)) else (edit.guard,))
+    if isinstance(edit, ReplaceUpdate):
+        ups = [u for u in r.updates if u.target.var.name != edit.target]
+        if len(ups) == len(r.updates) and edit.value is None:
+            raise SpecError(f"variant {vname}: row {r.id} does not update {edit.target}")
+        kept = list(r.updates)
+        if edit.value is None:
+            return replace(r, updates=tuple(ups))
+        for i, u in enumerate(kept):
+            if u.target.var.name == edit.target:
+                kept[i] = Update(u.target, lift(edit.value))
+                return replace(r, updates=tuple(kept))
+        raise SpecError(f"variant {vname}: row {r.id} does not update {edit.target}")
+    raise SpecError(f"variant {vname}: unknown edit {edit!r}")
+
+
+def _parse_bound(k, v) -> int | None:
+    if v in (None, "none", "None", ""):
+        return None
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{k} must be a positive integer or 'none'; got {v!r}") from None
+    if n < 0:
+        raise ConfigError(f"{k} must be a positive integer or 'none'; got {v!r}")
+    return n
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """A named config with overrides applied: every constant has a value."""
+
+    name: str
+    values: tuple[tuple[str, object], ...]
+    max_states: int | None = None
+    max_depth: int | None = None
+
+    @property
+    def env(self) -> dict[str, object]:
+        return dict(self.values)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "values": dict(self.values),
+                "max_states": self.max_states, "max_depth": self.max_depth}
