@@ -9,8 +9,20 @@ below are defined independently of expansion order:
   the previous level (unsigned comparison), so traces do not depend on expansion order.
 - A property's counterexample (or witness) is, among the states of the first level where it is
   violated (witnessed), the one with the least fingerprint.
-- With symmetry, the stored fingerprint is the least over the state's orbit.
-- `max_states` stops after the level in which the count reached it; `max_depth` counts levels.
+- With symmetry, the stored fingerprint is the least over the state's orbit (and the stored
+  frontier state is that orbit member).
+- Level 0 (the initial states) is checked before any expansion. Expanding level d yields level
+  d+1; afterwards the engine records deadlocks among level-d states and always-violations and
+  sometimes-witnesses among level-(d+1) states, keeping level d+1 in full. With
+  `stop_on_violation`, the search stops there if anything new was violated (stop_reason
+  "violation"; deadlock counts as a violation).
+- `max_depth` D: level D is expanded only to learn whether it has unvisited successors; they are
+  not stored, and if there is one the search is incomplete (stop_reason "max_depth").
+- `max_states` N: after a level is added, if the count is >= N and the new level is non-empty,
+  the search stops incomplete (stop_reason "max_states").
+- `generated` counts enabled (state, action) pairs expanded, including level D under max_depth.
+- Edges (for recoverable properties) list every expanded transition (src, dst, action) whose
+  destination is stored.
 """
 from __future__ import annotations
 

@@ -1,3 +1,1 @@
-"""txncheck.cli."""
-def main():
-    print("hi")
+"""The txncheck command line. Only this package exits the process."""

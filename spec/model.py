@@ -47,6 +47,20 @@ class Row:
         return And(*self.guard) if self.guard else TRUE
 
 
+@dataclass(frozen=True)
+class Conformance:
+    """The transitions of a table's status var that the reference implementation allows (e.g.
+    Kafka's `validPreviousStates`), as (from, to) label pairs, under the configurations where
+    `when` (an expression over configuration constants) holds. `unused` lists allowed transitions
+    that no row takes on purpose, with the reason in `doc`."""
+
+    allowed: tuple[tuple[str, str], ...]
+    unused: tuple[tuple[str, str], ...] = ()
+    when: Expr | None = None
+    ref: str = ""
+    doc: str = ""
+
+
 @dataclass(frozen=True, eq=False)
 class Table:
     """The rows of one actor. `status` names the var whose value is the actor's state (e.g. the
@@ -58,6 +72,7 @@ class Table:
     status: str | None = None
     doc: str = ""
     nondeterministic: tuple[str, ...] = ()
+    conformance: tuple[Conformance, ...] = ()
 
 
 ALWAYS, SOMETIMES, RECOVERABLE = "always", "sometimes", "recoverable"

@@ -6,7 +6,7 @@ A stuttering step (e.g. RMRcvCommitMsg by an RM already committed) adds no state
 state counts equal TLC's: 288 for three RMs.
 """
 from .domains import BOOL, EnumDomain, IdSet
-from .expr import And, Exists, ForAll, Not, Param, Var
+from .expr import And, Exists, ForAll, Implies, Not, Or, Param, Var
 from .model import (Always, ConfigParam, DropConjunct, NamedConfig, Row, Sometimes, Spec, Symmetry,
                     Table, Variant)
 
@@ -80,5 +80,17 @@ SPEC = Spec(
                 trigger="RMChooseToAbort(r1); TMCommit; RMRcvCommitMsg(r2)"),
     ),
     symmetry=Symmetry((RM,)),
+    invariants_for_induction=(
+        Always("TPInductive", And(
+            Implies(msgCommit, And(tmState == TMState.done, ForAll(RM, lambda r: tmPrepared[r]))),
+            Implies(msgAbort, tmState == TMState.done),
+            Not(And(msgCommit, msgAbort)),
+            ForAll(RM, lambda r: And(
+                Implies(tmPrepared[r], msgPrepared[r]),
+                Implies(msgPrepared[r], rmState[r] != RMState.working),
+                Implies(rmState[r] == RMState.committed, msgCommit),
+                Implies(rmState[r] == RMState.aborted, Or(msgAbort, Not(msgPrepared[r])))))),
+               "Strengthening invariant (after TwoPhase.tla's TPInv): with TCConsistent it is inductive."),
+    ),
     terminal=ForAll(RM, lambda r: rmState[r].is_in(RMState.committed, RMState.aborted)),
 )

@@ -1,0 +1,41 @@
+# The two commands: `make run` (check the shipped Kafka model) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+OUT    ?= out
+
+.PHONY: run test venv venv-test java-check bench clean cluster-start cluster-stop
+
+$(BIN)/activate:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "txncheck needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/activate pyproject.toml
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[test,spark,bench]'
+	@touch $@
+
+venv: $(VENV)/.installed
+venv-test: $(VENV)/.installed-test
+
+run: venv
+	$(BIN)/txncheck check kafka --config tiny --out $(OUT)/kafka-tiny
+
+java-check:
+	@command -v java >/dev/null 2>&1 && java -version 2>&1 | head -1 || { \
+	  echo "note: no Java runtime found; the Spark engine's tests will be skipped."; \
+	  echo "      install one with: apt-get install -y openjdk-17-jre-headless"; }
+
+test: venv-test java-check
+	$(BIN)/python -m pytest -q
+
+bench: venv-test
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -1,0 +1,52 @@
+"""CheckResult: the versioned JSON contract of a check. Text is rendered from it."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+RESULT_SCHEMA = "txncheck.result/1"
+VERDICTS = ("pass", "violation", "incomplete", "error")
+
+
+@dataclass(frozen=True)
+class PropertyOutcome:
+    name: str
+    kind: str
+    outcome: str          # holds | violated | witnessed | unwitnessed | unknown
+    doc: str = ""
+    depth: int | None = None      # length of the counterexample / witness trace
+    trace: str | None = None      # path of its trace file, relative to the result's directory
+    expected_to_break: bool = False
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    spec: str
+    variant: str | None
+    config: dict
+    engine: str
+    verdict: str
+    complete: bool
+    stop_reason: str | None
+    stats: dict
+    properties: tuple[PropertyOutcome, ...]
+    coverage: tuple[dict, ...] = ()
+    unfired_rows: tuple[str, ...] = ()
+    deadlock: dict | None = None
+    options: dict = field(default_factory=dict)
+    error: str | None = None
+    traces: dict = field(default_factory=dict, compare=False, repr=False)  # name -> Trace (not serialised)
+
+    def outcome_of(self, name: str) -> PropertyOutcome:
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def violated(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.properties if p.outcome in ("violated", "unwitnessed"))
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d.pop("traces", None)
+        return {"schema": RESULT_SCHEMA, **d}

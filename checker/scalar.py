@@ -1,0 +1,181 @@
+"""The scalar reference engine: breadth-first search over state tuples with generated Python.
+
+It stores `(fingerprint, parent, action)` per state in compact arrays, keeps full states only for
+the frontier, and follows the rules in `outcome.py` exactly, so the other engines can be tested
+against it.
+"""
+from __future__ import annotations
+
+import time
+from array import array
+
+import numpy as np
+
+from txncheck.spec.errors import EvaluationError
+from txncheck.spec.ground import GroundModel, evaluate, successor
+from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
+
+from . import symmetry
+from .compile_py import CompiledModel
+from .outcome import ExploreOptions, SearchOutcome
+from .progress import Progress, peak_rss
+
+
+def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
+    start = time.perf_counter()
+    cm = CompiledModel(model)
+    fpr = cm.fpr
+    lo = model.layout.cell_lo
+    perms = symmetry.permutations(model, options.symmetry)
+    selected = _selected(model, options)
+    always = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == ALWAYS]
+    sometimes = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == SOMETIMES]
+    recov = [p for p in selected if p.kind == RECOVERABLE]
+    want_edges = bool(recov)
+
+    def canon(t, f):
+        return symmetry.canonical(perms, fpr, t, f, lo) if perms else (t, f)
+
+    s0, f0 = canon(tuple(model.init), fpr.of(model.init))
+    fps = array("Q", [f0])
+    parent = array("q", [-1])
+    action = array("i", [-1])
+    index = {f0: 0}
+    levels = [1]
+    fired = [0] * len(model.actions)
+    generated = 0
+    violations: dict[str, int] = {}
+    witnesses: dict[str, int] = {}
+    deadlock = None
+    goal = {p.name: bytearray() for p in recov}
+    when = {p.name: bytearray() for p in recov}
+    esrc, edst, eact = array("q"), array("q"), array("i")
+    progress = Progress(options, "scalar")
+
+    def check_level(states, first_index):
+        found = False
+        for name, fn in always:
+            if name in violations:
+                continue
+            bad = [i for i, s in enumerate(states) if not fn(s)]
+            if bad:
+                violations[name] = min((fps[first_index + i], first_index + i) for i in bad)[1]
+                found = True
+        for name, fn in sometimes:
+            if name in witnesses:
+                continue
+            good = [i for i, s in enumerate(states) if fn(s)]
+            if good:
+                witnesses[name] = min((fps[first_index + i], first_index + i) for i in good)[1]
+        for p in recov:
+            g, w = cm.prop_fns[p.name], cm.when_fns.get(p.name)
+            goal[p.name].extend(1 if g(s) else 0 for s in states)
+            when[p.name].extend((1 if w(s) else 0) if w else 1 for s in states)
+        return found
+
+    frontier = [s0]
+    complete, stop_reason = True, None
+    stop = check_level(frontier, 0) and options.stop_on_violation
+    if stop:
+        complete, stop_reason = False, "violation"
+    depth = 0
+    while frontier and not stop:
+        at_limit = options.max_depth is not None and depth >= options.max_depth
+        level_start = len(fps)
+        base = level_start - len(frontier)
+        new_states = []
+        dead = []
+        unseen_beyond_limit = False
+        for k, s in enumerate(frontier):
+            i = base + k
+            out: list = []
+            try:
+                cm.expand(s, fps[i], out)
+            except EvaluationError as err:
+                raise _locate(model, s, err) from None
+            if not out and options.check_deadlock and not cm.terminal(s):
+                dead.append(i)
+            generated += len(out)
+            for aid, t, f in out:
+                fired[aid] += 1
+                if perms:
+                    t, f = canon(t, f)
+                j = index.get(f)
+                if j is None:
+                    if at_limit:
+                        unseen_beyond_limit = True
+                        continue
+                    j = len(fps)
+                    index[f] = j
+                    fps.append(f)
+                    parent.append(i)
+                    action.append(aid)
+                    new_states.append(t)
+                elif j >= level_start:
+                    pj = parent[j]
+                    if (fps[i], aid) < (fps[pj], action[j]):
+                        parent[j] = i
+                        action[j] = aid
+                if want_edges:
+                    esrc.append(i)
+                    edst.append(j)
+                    eact.append(aid)
+            progress.tick(len(fps), depth, generated)
+        found = False
+        if dead and deadlock is None:
+            deadlock = min((fps[i], i) for i in dead)[1]
+            found = True
+        if at_limit:
+            if unseen_beyond_limit:
+                complete, stop_reason = False, "max_depth"
+            break
+        if new_states:
+            levels.append(len(new_states))
+            depth += 1
+        found = check_level(new_states, level_start) or found
+        frontier = new_states
+        if found and options.stop_on_violation:
+            complete, stop_reason = False, "violation"
+            break
+        if options.max_states is not None and len(fps) >= options.max_states and frontier:
+            complete, stop_reason = False, "max_states"
+            break
+    progress.done(len(fps), depth, generated)
+    n = len(fps)
+    edges = None
+    if want_edges:
+        edges = (np.frombuffer(esrc, dtype=np.int64).copy(), np.frombuffer(edst, dtype=np.int64).copy(),
+                 np.frombuffer(eact, dtype=np.int32).copy())
+    out = SearchOutcome(
+        fps=np.frombuffer(fps, dtype=np.uint64).copy(),
+        parent=np.frombuffer(parent, dtype=np.int64).copy(),
+        action=np.frombuffer(action, dtype=np.int32).copy(),
+        level_sizes=levels, generated=generated, fired=np.asarray(fired, dtype=np.int64),
+        violations=violations, witnesses=witnesses, deadlock=deadlock,
+        goal_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in goal.items()},
+        when_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in when.items()},
+        edges=edges, complete=complete, stop_reason=stop_reason,
+        elapsed=time.perf_counter() - start, peak_memory=peak_rss(), engine="scalar")
+    out.store_bytes = n * (8 + 8 + 4) + (len(esrc) * 20 if want_edges else 0) + n * 60
+    return out
+
+
+def _selected(model: GroundModel, options: ExploreOptions):
+    if options.properties is None:
+        return model.properties
+    names = set(options.properties)
+    return tuple(p for p in model.properties if p.name in names)
+
+
+def _locate(model: GroundModel, s, err: EvaluationError) -> EvaluationError:
+    """Re-run the reference interpreter to name the row whose step failed."""
+    for a in model.actions:
+        try:
+            if evaluate(a.guard, s, a.row_id):
+                successor(model, a, s)
+        except EvaluationError as e2:
+            e2.state = model.render_state(s)
+            return EvaluationError(f"{e2.args[0].split(': ', 1)[-1]} (action {a.label})", a.row_id,
+                                   model.render_state(s))
+    err.state = model.render_state(s)
+    return err

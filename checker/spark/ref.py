@@ -1,0 +1,111 @@
+"""Picklable references and options for the Spark engine (no pyspark import here).
+
+Executors never receive pickled models or closures over them: they receive a `ModelRef` (spec
+name, config, overrides, variant, symmetry) and rebuild the ground model and its kernel once per
+Python worker process, cached by the reference.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from txncheck.spec.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """Everything an executor needs to rebuild the GroundModel: no code, only names and values.
+
+    `spec` is a catalogue name (`twophase`, `kafka`, ...) or `module:ATTR` naming a Spec object in an
+    importable module (for specs outside the catalogue, e.g. in tests)."""
+
+    spec: str
+    config: str | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
+    variant: str | None = None
+    symmetry: bool = False
+
+    def load_spec(self):
+        if ":" in self.spec:
+            mod, attr = self.spec.split(":", 1)
+            return getattr(importlib.import_module(mod), attr)
+        try:
+            from txncheck.spec import catalog  # written by the lead
+        except ImportError:
+            catalog = None
+        if catalog is not None:
+            return catalog.load(self.spec)
+        try:
+            return importlib.import_module(f"txncheck.spec.{self.spec}").SPEC
+        except ImportError:
+            raise ConfigError(f"unknown spec '{self.spec}'") from None
+
+    def build(self):
+        """The GroundModel (cached per process)."""
+        got = _MODELS.get(self)
+        if got is None:
+            from txncheck.spec.ground import ground
+            spec = self.load_spec().with_variant(self.variant)
+            got = ground(spec, spec.resolve_config(self.config, dict(self.overrides)))
+            _MODELS[self] = got
+        return got
+
+    def kernel(self):
+        """The vector kernel for this model (cached per process); the slow stand-in when the
+        vector engine is not installed."""
+        got = _KERNELS.get(self)
+        if got is None:
+            got = make_kernel(self.build(), self.symmetry)
+            _KERNELS[self] = got
+        return got
+
+    def to_json(self) -> dict:
+        return {"spec": self.spec, "config": self.config, "overrides": [list(x) for x in self.overrides],
+                "variant": self.variant, "symmetry": self.symmetry}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ModelRef":
+        return cls(d["spec"], d.get("config"), tuple((str(k), str(v)) for k, v in d.get("overrides", ())),
+                   d.get("variant"), bool(d.get("symmetry", False)))
+
+
+_MODELS: dict = {}
+_KERNELS: dict = {}
+
+
+def make_kernel(model, symmetry: bool):
+    try:
+        from txncheck.checker.vector.kernel import VectorKernel
+    except ImportError:
+        from ._fallback_kernel import FallbackKernel as VectorKernel
+    return VectorKernel(model, symmetry)
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    """How to run on Spark.
+
+    master: any URL spark-submit accepts (`local[2]`, `spark://host:7077`, `yarn`, `k8s://...`).
+    partitions: number of fingerprint partitions of the visited set (fixed for a run; a resumed run
+        keeps the stored value). None: 4 x the cluster's default parallelism, at least 4.
+    store: where levels are written (Parquet); must be visible at the same path to the driver and
+        every executor on a multi-machine cluster (shared filesystem, or an hdfs:// / s3:// URI).
+        None: a temporary directory, removed at the end.
+    resume: a store written by an earlier (killed) run of the same model: continue from its last
+        complete level.
+    """
+
+    master: str = "local[*]"
+    partitions: int | None = None
+    store: str | None = None
+    resume: str | None = None
+    driver_memory: str | None = None     # e.g. "1g" (spark.driver.memory)
+    executor_memory: str | None = None   # e.g. "1g" (spark.executor.memory)
+    executor_cores: int | None = None
+    batch_rows: int = 65536              # Arrow batch size exchanged with the kernel
+    conf: tuple[tuple[str, str], ...] = ()  # extra Spark settings
+    ship_package: bool = True            # zip txncheck and addPyFile it to executors
+    keep_store: bool | None = None       # None: keep when `store` was given
+    quiet: bool = True
+    app_name: str = "txncheck"
+    extra: dict = field(default_factory=dict, compare=False, hash=False)

@@ -1,0 +1,1 @@
+"""txncheck.checker.symbolic"""

@@ -1,0 +1,155 @@
+"""Bounded model checking: the initial state and K steps of the transition relation, asked for a
+violation of each `always` property at depth 0, 1, ..., K in turn.
+
+Depths are tried in increasing order on one incremental solver (the unrolled path stays
+asserted; each violation query is pushed and popped), so the first depth with a model is the
+length of a shortest counterexample, the same number the breadth-first engines report. The
+model's action-choice variables give the action ids; the path is re-run with the reference
+interpreter (`ground.successor`), which re-verifies the violation, and becomes a standard trace.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from txncheck.spec.errors import ConfigError
+from txncheck.spec.ground import GroundModel
+from txncheck.spec.model import ALWAYS
+from .encode import Timer
+from .unroll import Unroller, replay_actions, violated
+
+
+@dataclass
+class PropertyOutcome:
+    name: str
+    status: str                       # "violated" | "holds-to-depth" | "proved" | "cti" | "unknown"
+    depth: int | None = None          # counterexample length, proof k, or depth explored
+    actions: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    trace: object = None              # a traces.Trace when available, else None
+    witness: dict | None = None       # counterexample to induction (states by named var)
+    note: str = ""
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "status": self.status, "depth": self.depth,
+               "actions": self.actions, "labels": self.labels}
+        if self.note:
+            out["note"] = self.note
+        if self.witness is not None:
+            out["witness"] = self.witness
+        return out
+
+
+@dataclass
+class SymbolicResult:
+    engine: str                        # "bmc" | "k-induction"
+    spec: str
+    variant: str | None
+    config: dict
+    bound: int
+    properties: list[PropertyOutcome] = field(default_factory=list)
+    queries: list[tuple[str, float, str]] = field(default_factory=list)
+    encode_s: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def solver_s(self) -> float:
+        return sum(q[1] for q in self.queries)
+
+    @property
+    def violated(self) -> bool:
+        return any(p.status == "violated" for p in self.properties)
+
+    def to_json(self) -> dict:
+        return {"engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
+                "bound": self.bound, "properties": [p.to_json() for p in self.properties],
+                "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
+                "wall_s": round(self.wall_s, 4),
+                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
+
+    def text(self) -> str:
+        out = []
+        for p in self.properties:
+            if p.status == "violated":
+                out.append(f"{p.name}: VIOLATED at depth {p.depth}: " + "; ".join(p.labels))
+            elif p.status == "proved":
+                out.append(f"{p.name}: proved by {p.depth}-induction")
+            elif p.status == "cti":
+                out.append(f"{p.name}: not proved; counterexample to {p.depth}-induction: "
+                           + "; ".join(p.labels) + (f" ({p.note})" if p.note else ""))
+            else:
+                out.append(f"{p.name}: no counterexample up to depth {p.depth}")
+        out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "
+                   f"encoding {self.encode_s:.3f} s, total {self.wall_s:.3f} s")
+        return "\n".join(out)
+
+
+def always_properties(m: GroundModel, names=None):
+    props = [p for p in m.properties if p.kind == ALWAYS]
+    if names:
+        known = {p.name for p in props}
+        bad = [n for n in names if n not in known]
+        if bad:
+            raise ConfigError(f"{', '.join(bad)}: not an always property of {m.spec.name}; its always "
+                              f"properties are {', '.join(sorted(known)) or 'none'}")
+        props = [p for p in props if p.name in names]
+    return props
+
+
+def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
+    """The standard trace (traces/ schema) for a path; None if the traces package is absent."""
+    try:
+        from txncheck.checker.replay import trace_from_actions
+    except ImportError:
+        trace_from_actions = None
+    if trace_from_actions is not None:
+        return trace_from_actions(m, list(action_ids), prop_name)
+    try:
+        from txncheck.traces.build import build_trace
+    except ImportError:
+        return None
+    return build_trace(m, list(action_ids), prop_name, "violation", engine)
+
+
+def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True) -> SymbolicResult:
+    if depth < 0:
+        raise ConfigError(f"--depth must be 0 or more; got {depth}")
+    start = time.perf_counter()
+    props = always_properties(m, properties)
+    solver = z3.Solver()
+    timer = Timer()
+    u = Unroller(m, solver)
+    u.add_state()
+    u.constrain_init()
+    pending = list(props)
+    found: dict = {}
+    for k in range(depth + 1):
+        if k > 0:
+            u.add_transition()
+        for p in list(pending):
+            solver.push()
+            solver.add(z3.Not(u.holds(k, p)))
+            r = timer.check(solver, f"{p.name} depth {k}")
+            if r == z3.sat:
+                ids = u.action_ids(solver.model(), k)
+                states = replay_actions(m, ids)
+                if not violated(m, p, states[-1]):
+                    raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
+                found[p.name] = PropertyOutcome(p.name, "violated", k, ids, [m.actions[i].label for i in ids],
+                                                make_trace(m, ids, p.name) if traces else None)
+                pending.remove(p)
+            elif r == z3.unknown:
+                found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
+                pending.remove(p)
+            solver.pop()
+        if not pending:
+            break
+    res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth)
+    for p in props:
+        res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
+    res.queries = timer.queries
+    res.encode_s = u.encode_s
+    res.wall_s = time.perf_counter() - start
+    return res

@@ -1,0 +1,76 @@
+"""`txncheck bmc SPEC [--config NAME] [--variant V] [--set K=V] (--depth K | --induction K)`.
+
+--depth K: bounded model checking with z3: a violation of each `always` property within K steps,
+shortest first; a counterexample is written as a standard trace (`txncheck replay` reads it).
+--induction K: k-induction (k = 1..K) of the `always` properties together with the spec's
+strengthening invariants, within the type bounds.
+
+Exit 0: no counterexample up to K / proved; 1: counterexample; 3: k-induction inconclusive (a
+counterexample to induction, printed as a witness).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from txncheck.spec.errors import ConfigError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("bmc", help="bounded model checking and k-induction with z3")
+    p.add_argument("spec", help="spec name (see `txncheck specs`)")
+    p.add_argument("--config", default=None, help="named configuration (default: the spec's first)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a configuration constant")
+    p.add_argument("--variant", default=None, help="check a named variant of the spec")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--depth", type=int, help="bounded model checking up to K steps")
+    g.add_argument("--induction", type=int, metavar="K", help="k-induction, k = 1..K")
+    p.add_argument("--property", action="append", help="only these always properties (repeatable)")
+    p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
+    p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from txncheck.checker.symbolic.bmc import bmc
+    from txncheck.checker.symbolic.induction import k_induction
+    from .tables import load_model
+    m = load_model(args)
+    if args.depth is not None:
+        if args.depth < 0:
+            raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
+        res = bmc(m, args.depth, args.property)
+    else:
+        if args.induction < 1:
+            raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
+        res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path)
+    paths = {}
+    if args.out:
+        from txncheck.traces.schema import save, write_json_atomic
+        os.makedirs(args.out, exist_ok=True)
+        for p in res.properties:
+            if p.trace is not None:
+                path = os.path.join(args.out, f"{p.name}.trace.json")
+                save(p.trace, path)
+                paths[p.name] = path
+        data = res.to_json()
+        for p in data["properties"]:
+            if p["name"] in paths:
+                p["trace"] = paths[p["name"]]
+        write_json_atomic(os.path.join(args.out, "result.json"), data)
+    if args.json:
+        data = res.to_json()
+        for p in data["properties"]:
+            if p["name"] in paths:
+                p["trace"] = paths[p["name"]]
+        print(json.dumps(data, indent=1, ensure_ascii=False))
+    else:
+        print(res.text())
+        for name, path in paths.items():
+            print(f"trace of {name}: {path} (txncheck replay {path})")
+    if res.violated:
+        return 1
+    if any(p.status in ("cti", "unknown") for p in res.properties):
+        return 3
+    return 0

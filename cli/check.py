@@ -1,0 +1,97 @@
+"""`txncheck check SPEC`: exhaustive search with a verdict, results and traces."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from txncheck.checker.fingerprint import format_probability
+from txncheck.checker.outcome import ExploreOptions
+from txncheck.checker.run import DEFAULT_ENGINE, ENGINES, SparkSettings, check_spec
+from txncheck.spec.errors import ConfigError
+
+from .common import add_model_args, load_spec, parse_sets
+
+
+def register(sub):
+    p = sub.add_parser("check", help="explore every reachable state and check the properties")
+    add_model_args(p)
+    p.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE, help=f"search engine (default {DEFAULT_ENGINE})")
+    p.add_argument("--symmetry", action="store_true", help="reduce by the spec's declared symmetries")
+    p.add_argument("--max-states", type=int, metavar="N", help="stop after the level that reaches N states")
+    p.add_argument("--max-depth", type=int, metavar="D", help="explore at most D steps deep")
+    p.add_argument("--continue", dest="keep_going", action="store_true",
+                   help="keep searching after a violation to find the shortest violation of every property")
+    p.add_argument("--deadlock", action="store_true", help="report states with no enabled action as deadlocks")
+    p.add_argument("--property", action="append", metavar="NAME", help="check only these properties (repeatable)")
+    p.add_argument("--require-complete", action="store_true", help="exit 3 when the search was cut by a bound")
+    p.add_argument("--memory-budget", metavar="MB", type=int, help="vector engine: spill visited blocks beyond this")
+    p.add_argument("--out", metavar="DIR", help="where to write result.json and traces (default out/SPEC-CONFIG[-VARIANT])")
+    p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
+    p.add_argument("--progress", action="store_true", help="print a progress line every few seconds (stderr)")
+    p.add_argument("--master", default="local[*]", help="spark engine: the Spark master URL")
+    p.add_argument("--partitions", type=int, help="spark engine: number of partitions")
+    p.add_argument("--resume", metavar="DIR", help="spark engine: resume a run from its --out directory")
+    p.set_defaults(run=run)
+
+
+def default_out(spec: str, config: str, variant: str | None) -> str:
+    return os.path.join("out", f"{spec}-{config}" + (f"-{variant}" if variant else ""))
+
+
+def run(args) -> int:
+    spec = load_spec(args.spec)
+    if args.max_states is not None and args.max_states < 1:
+        raise ConfigError("--max-states must be at least 1")
+    if args.max_depth is not None and args.max_depth < 0:
+        raise ConfigError("--max-depth must be 0 or more")
+    if args.partitions is not None and args.partitions < 1:
+        raise ConfigError("--partitions must be at least 1")
+    options = ExploreOptions(symmetry=args.symmetry, max_states=args.max_states, max_depth=args.max_depth,
+                             stop_on_violation=not args.keep_going, check_deadlock=args.deadlock,
+                             properties=tuple(args.property) if args.property else None,
+                             progress=args.progress, memory_budget=args.memory_budget * 2**20 if args.memory_budget else None)
+    sets = parse_sets(args.set)
+    config = args.config or (spec.variant_named(args.variant).config if args.variant else
+                             (spec.configs[0].name if spec.configs else None))
+    spec.with_variant(args.variant)  # validates the variant name before any work
+    out = args.out or default_out(spec.name, config or "default", args.variant)
+    spark = SparkSettings(args.master, args.partitions, args.resume) if args.engine == "spark" else None
+    result = check_spec(spec, config, sets, args.variant, args.engine, options, out, spark)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print(summary(result, out))
+    if result.verdict == "violation":
+        return 1
+    if result.verdict == "incomplete" and args.require_complete:
+        return 3
+    return 0
+
+
+def summary(result, out: str | None) -> str:
+    st = result.stats
+    cfg = result.config
+    vals = " ".join(f"{k}={v}" for k, v in cfg["values"].items())
+    lines = [f"txncheck: {result.spec}" + (f" variant {result.variant}" if result.variant else "")
+             + f" (config {cfg['name']}: {vals}), engine {result.engine}"]
+    rate = f"{st['states_per_second']:,} states/s" if st.get("states_per_second") else ""
+    lines.append(f"  {st['distinct']:,} distinct states, {st['generated']:,} generated, depth {st['depth']}, "
+                 f"{st['seconds']:.2f} s ({rate}), {st['peak_memory_bytes'] / 2**20:,.0f} MiB peak")
+    lines.append(f"  fingerprint collision probability: {format_probability(st['collision_probability'])}")
+    if not result.complete:
+        lines.append(f"  search stopped early: {result.stop_reason}")
+    lines.append("  properties:")
+    width = max((len(p.name) for p in result.properties), default=8)
+    for p in result.properties:
+        where = f"  after {p.depth} steps: {os.path.join(out, p.trace) if out else p.trace}" if p.trace else ""
+        mark = "  (expected: this variant breaks it)" if p.expected_to_break and p.outcome == "violated" else ""
+        lines.append(f"    {p.name:<{width}}  {p.kind:<11} {p.outcome}{where}{mark}")
+    if result.deadlock:
+        lines.append(f"  deadlock after {result.deadlock['depth']} steps: "
+                     f"{os.path.join(out, result.deadlock['trace']) if out else result.deadlock['trace']}")
+    fired = sum(1 for c in result.coverage if c["fired"])
+    lines.append(f"  coverage: {fired}/{len(result.coverage)} rows fired"
+                 + (f"; never fired: {', '.join(result.unfired_rows)}" if result.unfired_rows else ""))
+    lines.append(f"verdict: {result.verdict.upper()}" + (f"   (results in {out}/result.json)" if out else ""))
+    return "\n".join(lines)

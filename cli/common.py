@@ -1,0 +1,29 @@
+"""Helpers shared by the command modules: spec loading and --set parsing."""
+from __future__ import annotations
+
+from txncheck.spec import catalog
+from txncheck.spec.errors import ConfigError
+from txncheck.spec.model import Spec
+
+
+def load_spec(name: str) -> Spec:
+    return catalog.load(name)
+
+
+def parse_sets(items) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or ():
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r} (for example --set rm=4)")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def add_model_args(p, *, variant: bool = True) -> None:
+    p.add_argument("spec", metavar="SPEC", help="a shipped spec (see `txncheck specs`)")
+    p.add_argument("--config", metavar="NAME", help="a named configuration of the spec (default: its first)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override a configuration constant (repeatable), e.g. --set rm=4")
+    if variant:
+        p.add_argument("--variant", metavar="NAME", help="check a named variant (a known bug) instead of the spec")

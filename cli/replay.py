@@ -1,0 +1,29 @@
+"""`txncheck replay TRACE`: re-execute a trace and confirm its violation, or say where it diverges."""
+from __future__ import annotations
+
+from txncheck.traces.render import render_trace_text
+from txncheck.traces.replay import replay
+from txncheck.traces.schema import load
+
+
+def register(sub):
+    p = sub.add_parser("replay", help="re-execute a trace file and confirm what it claims")
+    p.add_argument("trace", metavar="TRACE", help="a trace .json written by `txncheck check`")
+    p.add_argument("--baseline", action="store_true",
+                   help="replay against the spec without the trace's variant (the fix should stop it)")
+    p.add_argument("--show", action="store_true", help="print the trace as text first")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    trace = load(args.trace)
+    if args.show:
+        print(render_trace_text(trace))
+    report = replay(trace, None if args.baseline else "__trace__")
+    against = "baseline spec" if args.baseline else (f"variant {trace.variant}" if trace.variant else "spec")
+    if report.confirmed:
+        print(f"replay: confirmed against {trace.spec} {against}: {report.message}")
+        return 1 if trace.kind in ("violation", "deadlock", "unrecoverable") else 0
+    where = f" (diverges at step {report.diverged_at})" if report.diverged_at is not None else ""
+    print(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")
+    return 2

@@ -1,0 +1,86 @@
+"""`txncheck specs [SPEC] [--json]`: the shipped specs, their configs, variants and properties."""
+from __future__ import annotations
+
+import json
+
+from txncheck.spec import catalog
+
+from .common import load_spec
+
+
+def register(sub):
+    p = sub.add_parser("specs", help="list shipped specs, configs, variants and properties")
+    p.add_argument("spec", nargs="?", metavar="SPEC", help="show one spec in detail")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run)
+
+
+def describe(spec) -> dict:
+    params = {p.name: p for p in spec.params}
+    return {
+        "name": spec.name, "doc": spec.doc, "ref": spec.ref,
+        "params": [{"name": p.name, "default": p.default, "doc": p.doc, "choices": list(p.choices) or None,
+                    "min": p.lo, "max": p.hi} for p in spec.params],
+        "configs": [{"name": c.name, "doc": c.doc,
+                     "values": {**{k: p.default for k, p in params.items()}, **dict(c.values)},
+                     "max_states": c.max_states, "max_depth": c.max_depth} for c in spec.configs],
+        "tables": [{"actor": t.actor, "rows": len(t.rows), "status": t.status} for t in spec.tables],
+        "properties": [{"name": p.name, "kind": p.kind, "doc": p.doc} for p in spec.properties],
+        "variants": [{"name": v.name, "breaks": list(v.breaks), "config": v.config, "settings": dict(v.settings),
+                      "doc": v.doc, "ref": v.ref} for v in spec.variants],
+        "symmetry": [d.name for d in spec.symmetry.domains] if spec.symmetry else [],
+    }
+
+
+def run(args) -> int:
+    names = [args.spec] if args.spec else list(catalog.names())
+    specs = []
+    for n in names:
+        try:
+            specs.append(describe(load_spec(n)))
+        except ModuleNotFoundError:
+            if args.spec:
+                raise
+    if args.json:
+        print(json.dumps(specs if not args.spec else specs[0], indent=1))
+        return 0
+    for d in specs:
+        print(f"{d['name']}: {d['doc']}")
+        if not args.spec:
+            print(f"  configs: {', '.join(c['name'] for c in d['configs'])}; "
+                  f"{len(d['properties'])} properties; {len(d['variants'])} variants; "
+                  f"{sum(t['rows'] for t in d['tables'])} rows in {len(d['tables'])} tables")
+            continue
+        if d["ref"]:
+            print(f"  reference: {d['ref']}")
+        print("\n  constants:")
+        for p in d["params"]:
+            rng = f" one of {', '.join(map(str, p['choices']))}" if p["choices"] else (
+                f" in {p['min']}..{p['max']}" if p["min"] is not None else "")
+            print(f"    {p['name']:<18} default {p['default']!s:<8}{rng}  {p['doc']}")
+        print("\n  configs (bounds):")
+        for c in d["configs"]:
+            vals = " ".join(f"{k}={v}" for k, v in c["values"].items())
+            lim = []
+            if c["max_states"]:
+                lim.append(f"max_states={c['max_states']:,}")
+            if c["max_depth"]:
+                lim.append(f"max_depth={c['max_depth']}")
+            print(f"    {c['name']:<10} {vals}{'  ' + ' '.join(lim) if lim else ''}")
+            if c["doc"]:
+                print(f"               {c['doc']}")
+        print("\n  tables:")
+        for t in d["tables"]:
+            print(f"    {t['actor']:<22} {t['rows']} rows" + (f", status var {t['status']}" if t["status"] else ""))
+        print("\n  properties:")
+        for p in d["properties"]:
+            print(f"    {p['name']:<22} {p['kind']:<12} {p['doc']}")
+        print("\n  variants (each must break the listed property):")
+        if not d["variants"]:
+            print("    none")
+        for v in d["variants"]:
+            extra = " ".join(f"{k}={val}" for k, val in v["settings"].items())
+            print(f"    {v['name']:<34} breaks {', '.join(v['breaks'])}  (config {v['config']}{' ' + extra if extra else ''})")
+        if d["symmetry"]:
+            print(f"\n  symmetry: {', '.join(d['symmetry'])} (use --symmetry)")
+    return 0

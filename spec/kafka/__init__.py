@@ -1,0 +1,1 @@
+"""txncheck.spec.kafka"""

@@ -1,0 +1,78 @@
+"""Build a trace by replaying action ids from the initial state with the reference interpreter."""
+from __future__ import annotations
+
+from txncheck.spec.errors import EvaluationError
+from txncheck.spec.ground import GroundModel, cells_read, evaluate, successor
+
+from .schema import Step, Trace
+
+
+def _flat_changes(model: GroundModel, before, after) -> tuple[dict, ...]:
+    lay = model.layout
+    out = []
+    for pos, (x, y) in enumerate(zip(before, after)):
+        if x != y:
+            out.append({"cell": lay.cell_names[pos], "before": _lab(model, pos, x), "after": _lab(model, pos, y)})
+    return tuple(out)
+
+
+def _lab(model: GroundModel, pos: int, value: int):
+    vl = model.layout.vars[model.layout.cell_var[pos]]
+    d = vl.var.domain
+    return bool(value) if d.is_bool else d.label(int(value), model.env)
+
+
+def step_of(model: GroundModel, index: int, action_id: int | None, before, after) -> Step:
+    if action_id is None:
+        return Step(0, None, None, None, "Init", {}, (), model.render_state(after), ())
+    a = model.actions[action_id]
+    params = {name: _param_label(a, name, v, model) for name, v in a.params}
+    return Step(index, a.row.id, a.row.actor, a.row.trigger, a.label, params, a.row.tags,
+                model.render_state(after), _flat_changes(model, before, after))
+
+
+def _param_label(a, name, value, model):
+    for p in a.row.params:
+        if p.name == name:
+            lab = p.domain.label(value, model.env)
+            return lab
+    return value
+
+
+def states_along(model: GroundModel, action_ids) -> list[tuple[int, ...]]:
+    """The states visited by applying `action_ids` from the initial state (guards checked)."""
+    s = tuple(model.init)
+    out = [s]
+    for k, aid in enumerate(action_ids):
+        a = model.actions[aid]
+        if not evaluate(a.guard, s, a.row_id):
+            raise EvaluationError(f"step {k + 1}: action {a.label} is not enabled", a.row_id)
+        s = successor(model, a, s)
+        out.append(s)
+    return out
+
+
+def property_values(model: GroundModel, prop_name: str, state) -> dict:
+    for p in model.properties:
+        if p.name == prop_name:
+            cells = sorted(cells_read(p.expr) | (cells_read(p.when) if p.when is not None else set()))
+            return {model.layout.cell_names[c]: _lab(model, c, state[c]) for c in cells}
+    return {}
+
+
+def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engine: str,
+                explanation: str = "", symmetry: bool = False) -> Trace:
+    states = states_along(model, action_ids)
+    steps = [step_of(model, 0, None, None, states[0])]
+    for k, aid in enumerate(action_ids):
+        steps.append(step_of(model, k + 1, aid, states[k], states[k + 1]))
+    prop = {"name": prop_name, "kind": kind, "doc": ""}
+    for p in model.properties:
+        if p.name == prop_name:
+            prop = {"name": p.name, "kind": p.kind, "doc": p.prop.doc}
+    if kind == "deadlock":
+        prop = {"name": "deadlock", "kind": "deadlock", "doc": "a state with no enabled action that is not terminal"}
+    return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
+                 property=prop, kind=kind, steps=tuple(steps),
+                 values=property_values(model, prop_name, states[-1]) if kind != "deadlock" else {},
+                 explanation=explanation, symmetry=symmetry)
