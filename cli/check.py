@@ -84,7 +84,8 @@ def summary(result, out: str | None) -> str:
     lines.append("  properties:")
     width = max((len(p.name) for p in result.properties), default=8)
     for p in result.properties:
-        where = f"  after {p.depth} steps: {os.path.join(out, p.trace) if out else p.trace}" if p.trace else ""
+        steps = f"{p.depth} step{'s' if p.depth != 1 else ''}" if p.depth is not None else ""
+        where = f"  after {steps}: {os.path.join(out, p.trace) if out else p.trace}" if p.trace else ""
         mark = "  (expected: this variant breaks it)" if p.expected_to_break and p.outcome == "violated" else ""
         lines.append(f"    {p.name:<{width}}  {p.kind:<11} {p.outcome}{where}{mark}")
     if result.deadlock:

@@ -535,7 +535,7 @@ def successor(m: GroundModel, a: GroundAction, s) -> tuple[int, ...]:
         seen.add(pos)
         if not m.layout.cell_lo[pos] <= val <= m.layout.cell_hi[pos]:
             raise EvaluationError(
-                f"assigns {val} to {m.layout.cell_names[pos]}, outside {m.layout.cell_lo[pos]}..{m.layout.cell_hi[pos]}",
+                f"assigns {val} to {m.layout.cell_names[pos]}, outside its domain {m.layout.cell_lo[pos]}..{m.layout.cell_hi[pos]}",
                 a.row_id)
         out[pos] = val
     return tuple(out)

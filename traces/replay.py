@@ -26,11 +26,20 @@ class ReplayReport:
 
 
 def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
-    spec = catalog.load(trace.spec)
+    base = catalog.load(trace.spec)
     v = trace.variant if variant == "__trace__" else variant
-    spec = spec.with_variant(v)
+    try:
+        spec = base.with_variant(v)
+    except ConfigError as err:
+        raise TraceError(f"the trace names a variant this spec does not have: {err}") from None
     cfg = trace.config or {}
     values = dict(cfg.get("values") or {})
+    if trace.variant and v != trace.variant:
+        # switches forced by the trace's own variant are part of that variant, not of the config
+        from txncheck.spec.model import SetParam
+        for edit in base.variant_named(trace.variant).edits:
+            if isinstance(edit, SetParam):
+                values.pop(edit.name, None)
     name = cfg.get("name")
     known = {c.name for c in spec.configs}
     try:

@@ -71,10 +71,12 @@ class FallbackKernel:
         return _Expansion(np.array(fps, dtype=np.uint64), np.array(rows, dtype=np.int64),
                           np.array(acts, dtype=np.int32), fired, has, mat)
 
-    def properties(self, states: np.ndarray) -> dict[str, np.ndarray]:
+    def properties(self, states: np.ndarray, names=None) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         tuples = [tuple(int(x) for x in r) for r in states]
         for p in self.model.properties:
+            if names is not None and p.name not in names:
+                continue
             vals = np.array([bool(evaluate(p.expr, s)) for s in tuples], dtype=bool)
             if p.kind == "always":
                 out[p.name] = ~vals

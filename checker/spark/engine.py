@@ -180,6 +180,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             if partitions is None:
                 dp = spark.sparkContext.defaultParallelism
                 partitions = int(sopts.partitions or max(4, 2 * dp))
+            spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
             if not records:
                 manifest.data = {"version": storage.SCHEMA_VERSION, "search": json.loads(json.dumps(search_key)),
                                  "partitions": partitions, "records": [], "engine": "spark"}

@@ -52,7 +52,7 @@ def expand(ctx: LevelCtx, batches):
         states = storage.binary_matrix(b.column(b.schema.get_field_index("state")), k.width, k.dtype)
         e = k.expand(states)
         expanded += len(fp)
-        generated += len(e.fps)
+        generated += int(np.asarray(e.fired, dtype=np.int64).sum())
         fired += np.asarray(e.fired, dtype=np.int64)
         if ctx.check_deadlock:
             dead = np.asarray(k.deadlocks(states, e.has_successor), dtype=bool)
@@ -166,7 +166,7 @@ def dedupe_group(ctx: LevelCtx, table):
     info: dict = {"viol": {}, "wit": {}}
     flags = None
     if len(sel):
-        masks = k.properties(states)
+        masks = k.properties(states, ctx.always + ctx.sometimes + ctx.recoverable)
         for name in ctx.always:
             m = np.asarray(masks[name], dtype=bool)
             if m.any():

@@ -128,6 +128,14 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True) -> Sym
     for k in range(depth + 1):
         if k > 0:
             u.add_transition()
+        if len(pending) > 1:
+            # one query for "some pending property fails here"; per-property queries only if so
+            solver.push()
+            solver.add(z3.Or(*[z3.Not(u.holds(k, p)) for p in pending]))
+            r = timer.check(solver, f"any of {len(pending)} properties depth {k}")
+            solver.pop()
+            if r == z3.unsat:
+                continue
         for p in list(pending):
             solver.push()
             solver.add(z3.Not(u.holds(k, p)))

@@ -197,14 +197,14 @@ class Emitter:
         if op == "implies":
             a = self.as_bool(self.expr(args[0]))
             b = self.as_bool(self.expr(args[1]))
-            err = None
-            if b.err:
-                err = self.tmp("e")
-                self.emit(f"{err} = {b.err} & {a.code}" if not a.const else f"{err} = {b.err}") \
-                    if not (a.const and not a.lo) else None
-                if a.const and not a.lo:
-                    err = None
-            err = self.or_err(a.err, err)
+            berr = None
+            if b.err and not (a.const and not a.lo):
+                if a.const:
+                    berr = b.err
+                else:
+                    berr = self.tmp("e")
+                    self.emit(f"{berr} = {b.err} & {a.code}")
+            err = self.or_err(a.err, berr)
             if a.const:
                 if not a.lo:
                     return Val("True", "const", 1, 1, err=err)
@@ -364,11 +364,6 @@ class Emitter:
         t = self.tmp()
         if op in ("+", "-", "*"):
             self.emit(f"{t} = " + f" {op} ".join(codes))
-            if all(v.const for v in vals[1:]) and vals[0].kind != "int" or np.dtype(vals[0].dtype or dt) != dt:
-                pass
-            # a sum of a constant and an array keeps the array's dtype (dt covers the result)
-            if vals[0].const and all(v.const for v in vals):
-                pass
         elif op in ("min", "max"):
             fn = "_np.minimum" if op == "min" else "_np.maximum"
             acc = codes[0]

@@ -1,0 +1,578 @@
+"""The vector kernel: a ground model compiled into numpy kernels over whole frontiers.
+
+`VectorKernel(model, symmetry)` is deterministic and cheap to build from a `GroundModel` (no global
+state), so a Spark executor can rebuild it from (spec, config overrides, variant).
+
+States are integer matrices. The public methods take row-major matrices (one row per state, one
+column per cell, `dtype` = the narrowest integer type for the cells' domains); internally the
+kernel works on the transpose (`cols`, one contiguous row per cell), so every cell read is a
+contiguous vector.
+
+Expansion follows the architecture's performance notes: one ground action at a time, its guard
+evaluated on every frontier state at once; successors are not built. A successor's fingerprint is
+its parent's XOR the Zobrist deltas of the cells the action writes (with symmetry: for each
+permutation of the group at once, from the parent's fingerprints under every permutation), so
+only (fingerprint, parent row, action) triples leave the kernel, and full states are materialised
+only for the candidates the caller selects (the new ones).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from txncheck.checker.fingerprint import Fingerprinter
+from txncheck.checker.symmetry import permutations
+from txncheck.spec.errors import EvaluationError
+from txncheck.spec.ground import GCell, GConst, GDyn, GroundModel, evaluate, successor
+from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
+
+from .compile import Emitter, Program, matrix_dtype, pinned_cells
+
+_U64 = np.uint64
+
+
+class Expansion:
+    """Successor candidates of one frontier matrix.
+
+    `fps[i]` is the canonical fingerprint of the successor produced by ground action `actions[i]`
+    from frontier row `parent_rows[i]`. Stuttering steps (a successor whose canonical fingerprint
+    equals its parent's) are counted in `fired` and `generated` and set `has_successor`, but are
+    not listed: their target is the parent, which is already visited. Candidates are ordered by
+    frontier chunk, then action id, then parent row."""
+
+    __slots__ = ("fps", "parent_rows", "actions", "fired", "has_successor", "generated", "_kernel", "_cols")
+
+    def __init__(self, kernel, cols, fps, parent_rows, actions, fired, has_successor):
+        self._kernel = kernel
+        self._cols = cols
+        self.fps = fps
+        self.parent_rows = parent_rows
+        self.actions = actions
+        self.fired = fired
+        self.has_successor = has_successor
+        self.generated = int(fired.sum())
+
+    def states(self, select: np.ndarray) -> np.ndarray:
+        """Canonical successor states (row-major) of the selected candidates, in `select` order."""
+        cols, _, _ = self._kernel.successors_cols(self._cols, self.parent_rows[select], self.actions[select])
+        return np.ascontiguousarray(cols.T)
+
+
+class VectorKernel:
+    def __init__(self, model: GroundModel, symmetry: bool = False, chunk: int | None = None):
+        self.model = model
+        lay = model.layout
+        self.layout = lay
+        self.width = lay.width
+        self.n_actions = len(model.actions)
+        lo = min(lay.cell_lo, default=0)
+        hi = max(lay.cell_hi, default=0)
+        self.dtype = matrix_dtype(min(lo, 0), max(hi, 0))
+        self.byte = self.dtype.itemsize == 1
+        self.fpr = Fingerprinter(lay)
+        self.perms = permutations(model, symmetry)
+        self.symmetric = bool(self.perms)
+        self.G = len(self.perms) + 1
+        if chunk is None:
+            chunk = 1 << 16 if not self.symmetric else max(512, (1 << 21) // self.G)
+        self.chunk = chunk
+        self._build_tables()
+        self._generate()
+
+    # -- tables -------------------------------------------------------------------------------
+    def _idx_of_value(self, pos: int, v: int) -> int:
+        """Index of value v of cell pos into the Zobrist tables."""
+        if self.byte:
+            return int(v) & 0xFF
+        return int(v) - self.layout.cell_lo[pos]
+
+    def _build_tables(self):
+        lay = self.layout
+        w = self.width
+        if self.byte:
+            S = 256
+        else:
+            S = max((h - l + 1 for l, h in zip(lay.cell_lo, lay.cell_hi)), default=1)
+        self.S = S
+        Z = self.fpr.array  # [pos, value - lo]
+        ZT = np.zeros((w, S), dtype=_U64)
+        for p in range(w):
+            for v in range(lay.cell_lo[p], lay.cell_hi[p] + 1):
+                ZT[p, self._idx_of_value(p, v)] = Z[p, v - lay.cell_lo[p]]
+        self.ZT = ZT
+        # per-permutation tables: ZP[g, j, idx(v)] = Z[i, vm_i(v) - lo_i] where src_i = j
+        if self.symmetric:
+            ZP = np.zeros((self.G, w, S), dtype=_U64)
+            ZP[0] = ZT
+            self.perm_src = []
+            self.perm_vmaps = []  # per perm: list of (i, table idx(v) -> new value) for remapped cells
+            for g, perm in enumerate(self.perms, start=1):
+                vm_list = []
+                for i, j in enumerate(perm.src):
+                    vm = perm.value_map[i]
+                    lo_i = lay.cell_lo[i]
+                    for v in range(lay.cell_lo[j], lay.cell_hi[j] + 1):
+                        nv = v if vm is None else vm[v - lo_i]
+                        ZP[g, j, self._idx_of_value(j, v)] = Z[i, nv - lo_i]
+                    if vm is not None:
+                        tab = np.zeros(S, dtype=self.dtype)
+                        for v in range(lo_i, lay.cell_hi[i] + 1):
+                            tab[self._idx_of_value(i, v)] = vm[v - lo_i]
+                        vm_list.append((i, tab))
+                self.perm_src.append(np.asarray(perm.src, dtype=np.int64))
+                self.perm_vmaps.append(vm_list)
+            self.ZP = ZP
+            self.ZPT = np.ascontiguousarray(ZP.transpose(1, 0, 2))  # [j, g, idx]
+
+    def _index_code(self, code: str, pos_lo: int, already_matrix: bool) -> str:
+        """Code turning an int array (of the matrix dtype when `already_matrix`) into table indices."""
+        if self.byte:
+            if already_matrix:
+                return f"{code}.view(_dt_uint8)"
+            return f"{code}.astype(_MDT).view(_dt_uint8)"
+        return f"({code}.astype(_dt_int64) - {pos_lo})"
+
+    # -- code generation ----------------------------------------------------------------------
+    def _generate(self):
+        m = self.model
+        lay = self.layout
+        prog = Program(lay, self.dtype)
+        self.prog = prog
+        src: list[str] = []
+        # guards: one generator over a chunk, CSE across actions
+        em = Emitter(prog, "full")
+        for a in m.actions:
+            em.lines.append(f"    # {a.label}")
+            v = em.as_bool(em.expr(a.guard))
+            if v.err:
+                em.emit(f"if {v.err}.any(): _fail_guard({a.id}, C, None, {v.err})")
+            if v.const:
+                if v.lo:
+                    em.emit(f"yield {a.id}, True")
+            else:
+                em.emit(f"yield {a.id}, {v.code}")
+        head = ["def guards(C):"]
+        if em.uses_index:
+            head.append("    _AR = _np.arange(C.shape[1])")
+        src += head + em.lines + ["    return", ""]
+
+        self._pins = []
+        for a in m.actions:
+            src += self._gen_delta(prog, a)
+            src += self._gen_apply(prog, a)
+
+        # properties (full mode), one function each
+        self.prop_funcs: dict[str, str] = {}
+        for k, p in enumerate(m.properties):
+            for part, expr in (("expr", p.expr), ("when", p.when)):
+                if expr is None:
+                    continue
+                em = Emitter(prog, "full")
+                v = em.as_bool(em.expr(expr))
+                if v.err:
+                    em.emit(f"if {v.err}.any(): _fail_prop({k}, {part!r}, C, {v.err})")
+                fn = f"prop_{k}_{part}"
+                body = ([f"def {fn}(C):"] + (["    _AR = _np.arange(C.shape[1])"] if em.uses_index else [])
+                        + em.lines)
+                if v.const:
+                    body.append(f"    return _np.full(C.shape[1], {bool(v.lo)}, dtype=_bool)")
+                else:
+                    body.append(f"    return {v.code}")
+                src += body + [""]
+                self.prop_funcs[f"{p.name}:{part}"] = fn
+        em = Emitter(prog, "full")
+        body = ["def terminal(C):"]
+        if m.terminal is None:
+            body.append("    return _np.zeros(C.shape[1], dtype=_bool)")
+        else:
+            v = em.as_bool(em.expr(m.terminal))
+            if v.err:
+                em.emit(f"if {v.err}.any(): _fail_prop(-1, 'terminal', C, {v.err})")
+            if em.uses_index:
+                body.append("    _AR = _np.arange(C.shape[1])")
+            body += em.lines
+            body.append(f"    return _np.full(C.shape[1], {bool(v.lo)}, dtype=_bool)" if v.const
+                        else f"    return {v.code}")
+        src += body + [""]
+        self.source = "\n".join(src) + "\n"
+        ns = {"_np": np, "_bool": np.bool_, "_MDT": self.dtype, "_U64": _U64,
+              "_fail_guard": self._fail_guard, "_fail_update": self._fail_update, "_fail_prop": self._fail_prop,
+              "_ZT": self.ZT, "_ZTF": self.ZT.reshape(-1)}
+        for t in ("int8", "int16", "int32", "int64", "uint8"):
+            ns[f"_dt_{t}"] = np.dtype(t)
+        if self.symmetric:
+            ns["_ZPT"] = self.ZPT
+            ns["_ZPF"] = self.ZP.reshape(self.G, -1)
+        ns.update(prog.consts)
+        exec(compile(self.source, f"<txncheck-vector:{m.spec.name}>", "exec"), ns)
+        self._ns = ns
+        self._guards = ns["guards"]
+        self._delta = [ns[f"delta_{a.id}"] for a in m.actions]
+        self._apply = [ns[f"apply_{a.id}"] for a in m.actions]
+        self._terminal = ns["terminal"]
+        self._props = {k: ns[v] for k, v in self.prop_funcs.items()}
+
+    def _updates_code(self, prog, a, em: Emitter, check: bool):
+        """Emit values and targets of an action's updates (rows mode). Returns [(pos|None, pcode|None, Val)]."""
+        lay = self.layout
+        out = []
+        errs = []
+        for t, v in a.updates:
+            val = em.expr(v)
+            if val.kind == "bool":
+                val = val  # 0/1 written as such
+            if isinstance(t, GCell):
+                out.append((t.pos, None, val))
+                if val.err:
+                    errs.append(val.err)
+            else:
+                p, perr = em.position(t)
+                out.append((None, p, val))
+                errs += [e for e in (val.err, perr) if e]
+        if not check:
+            return out
+        err = em.or_err(*errs)
+        if err:
+            em.emit(f"if {err}.any(): _fail_update({a.id}, C, R, {err})")
+        for k, (pos, pcode, val) in enumerate(out):
+            base = pos if pos is not None else a.updates[k][0].base
+            lo, hi = lay.cell_lo[base], lay.cell_hi[base]
+            if val.lo < lo or val.hi > hi:
+                if val.const:
+                    em.emit(f"_fail_update({a.id}, C, R, _np.ones(len(R), dtype=_bool))")
+                else:
+                    code = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
+                    b = em.tmp("e")
+                    em.emit(f"{b} = ({code} < {lo}) | ({code} > {hi})")
+                    em.emit(f"if {b}.any(): _fail_update({a.id}, C, R, {b})")
+        dyn = [k for k, (pos, _, _) in enumerate(out) if pos is None]
+        if dyn and len(out) > 1:
+            for i in range(len(out)):
+                for j in range(i + 1, len(out)):
+                    if out[i][0] is not None and out[j][0] is not None:
+                        continue
+                    ci = out[i][1] if out[i][0] is None else str(out[i][0])
+                    cj = out[j][1] if out[j][0] is None else str(out[j][0])
+                    b = em.tmp("e")
+                    em.emit(f"{b} = _np.asarray({ci} == {cj})")
+                    em.emit(f"if {b}.any(): _fail_update({a.id}, C, R, _np.broadcast_to({b}, (len(R),)))")
+        return out
+
+    def _gen_delta(self, prog, a) -> list[str]:
+        lay = self.layout
+        em = Emitter(prog, "rows")
+        ups = self._updates_code(prog, a, em, check=True)
+        pins = pinned_cells(a.guard, lay)
+        const_fp = 0  # XOR of constant parts (no symmetry)
+        const_cols = []  # constant (G,) vectors (symmetry)
+        parts = []
+        for k, (pos, pcode, val) in enumerate(ups):
+            if pos is not None:
+                # old value
+                if pos in pins:
+                    old_const = pins[pos]
+                    if val.const and val.lo == old_const:
+                        continue  # writes the value the guard requires: no change
+                    self._z_const(pos, old_const, parts, const_cols)
+                    if not self.symmetric:
+                        const_fp ^= int(self.ZT[pos, self._idx_of_value(pos, old_const)])
+                else:
+                    old = em.cell(pos)
+                    ix = self._index_code(old, lay.cell_lo[pos], True)
+                    parts.append(self._z_gather(pos, ix))
+                if val.const:
+                    if not self.symmetric:
+                        const_fp ^= int(self.ZT[pos, self._idx_of_value(pos, val.lo)])
+                    else:
+                        self._z_const(pos, val.lo, parts, const_cols)
+                else:
+                    vcode = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
+                    same = val.kind == "int" and np.dtype(val.dtype) == self.dtype
+                    if val.kind == "bool" and self.byte:
+                        ix = f"{val.code}.view(_dt_uint8)"
+                    else:
+                        ix = self._index_code(vcode, lay.cell_lo[pos], same)
+                    parts.append(self._z_gather(pos, ix))
+            else:
+                base = a.updates[k][0].base
+                lo = lay.cell_lo[base]
+                old = em.tmp("o")
+                em.emit(f"{old} = C[{pcode}, R]")
+                ixo = self._index_code(old, lo, True)
+                parts.append(self._z_dyn(pcode, ixo))
+                if val.const:
+                    ixn = f"{self._idx_of_value(base, val.lo)}"
+                else:
+                    vcode = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
+                    same = val.kind == "int" and np.dtype(val.dtype) == self.dtype
+                    if val.kind == "bool" and self.byte:
+                        ixn = f"{val.code}.view(_dt_uint8)"
+                    else:
+                        ixn = self._index_code(vcode, lo, same)
+                parts.append(self._z_dyn(pcode, ixn))
+        lines = [f"def delta_{a.id}(C, R):", f"    # {a.label}"] + em.lines
+        if not self.symmetric:
+            terms = [p for p in parts]
+            if const_fp:
+                terms.append(f"_U64({const_fp})")
+            if not terms:
+                lines.append("    return _U64(0)")
+            else:
+                lines.append("    return " + " ^ ".join(terms))
+        else:
+            terms = list(parts)
+            if const_cols:
+                acc = np.zeros((self.G, 1), dtype=_U64)
+                for c in const_cols:
+                    acc ^= c
+                terms.append(prog.constant(acc))
+            if not terms:
+                lines.append(f"    return _np.zeros(({self.G}, 1), dtype=_U64)")
+            else:
+                lines.append("    return " + " ^ ".join(terms))
+        return lines + [""]
+
+    def _z_const(self, pos, value, parts, const_cols):
+        if self.symmetric:
+            const_cols.append(self.ZPT[pos][:, self._idx_of_value(pos, value)][:, None].copy())
+
+    def _z_gather(self, pos, ix) -> str:
+        if self.symmetric:
+            return f"_ZPT[{pos}][:, {ix}]"
+        return f"_ZT[{pos}][{ix}]"
+
+    def _z_dyn(self, pcode, ix) -> str:
+        if self.symmetric:
+            return f"_ZPF[:, {pcode} * {self.S} + {ix}]"
+        return f"_ZTF[{pcode} * {self.S} + {ix}]"
+
+    def _gen_apply(self, prog, a) -> list[str]:
+        em = Emitter(prog, "rows")
+        ups = self._updates_code(prog, a, em, check=False)
+        lines = [f"def apply_{a.id}(C, R):"] + em.lines + ["    out = C[:, R]"]
+        for pos, pcode, val in ups:
+            code = val.code if val.kind != "bool" else f"{val.code}.view(_dt_uint8)"
+            if pos is not None:
+                lines.append(f"    out[{pos}] = {code}")
+            else:
+                lines.append(f"    out[{pcode}, _np.arange(len(R))] = {code}")
+        lines.append("    return out")
+        return lines + [""]
+
+    # -- errors -------------------------------------------------------------------------------
+    def _state(self, C, col) -> tuple:
+        return tuple(int(x) for x in C[:, col])
+
+    def _raise(self, s, err: EvaluationError, label: str | None):
+        msg = err.args[0].split(": ", 1)[-1]
+        if label:
+            msg = f"{msg} (action {label})"
+        raise EvaluationError(msg, err.row, self.model.render_state(s)) from None
+
+    def _fail_guard(self, aid, C, R, mask):
+        col = int(np.flatnonzero(mask)[0])
+        col = col if R is None else int(R[col])
+        a = self.model.actions[aid]
+        s = self._state(C, col)
+        try:
+            evaluate(a.guard, s, a.row_id)
+        except EvaluationError as err:
+            self._raise(s, err, a.label)
+        raise EvaluationError(f"internal: vector guard of {a.label} failed where the reference does not",
+                              a.row_id, self.model.render_state(s))
+
+    def _fail_update(self, aid, C, R, mask):
+        col = int(R[int(np.flatnonzero(mask)[0])])
+        a = self.model.actions[aid]
+        s = self._state(C, col)
+        try:
+            successor(self.model, a, s)
+        except EvaluationError as err:
+            self._raise(s, err, a.label)
+        raise EvaluationError(f"internal: vector update of {a.label} failed where the reference does not",
+                              a.row_id, self.model.render_state(s))
+
+    def _fail_prop(self, k, part, C, mask):
+        col = int(np.flatnonzero(mask)[0])
+        s = self._state(C, col)
+        if k < 0:
+            expr, what = self.model.terminal, "terminal condition"
+        else:
+            p = self.model.properties[k]
+            expr, what = (p.expr if part == "expr" else p.when), f"property {p.name}"
+        try:
+            evaluate(expr, s, None)
+        except EvaluationError as err:
+            raise EvaluationError(f"{err.args[0]} (evaluating the {what})", None,
+                                  self.model.render_state(s)) from None
+        raise EvaluationError(f"internal: vector evaluation of the {what} failed", None, self.model.render_state(s))
+
+    # -- fingerprints and symmetry ------------------------------------------------------------
+    def _index(self, col: np.ndarray, pos: int) -> np.ndarray:
+        if self.byte:
+            return col.view(np.uint8)
+        return col.astype(np.int64) - self.layout.cell_lo[pos]
+
+    def fps_cols(self, cols: np.ndarray) -> np.ndarray:
+        """Plain (non-canonical) fingerprints of column-major states."""
+        n = cols.shape[1]
+        fp = np.zeros(n, dtype=_U64)
+        for p in range(self.width):
+            fp ^= self.ZT[p][self._index(cols[p], p)]
+        return fp
+
+    def perm_fps_cols(self, cols: np.ndarray) -> np.ndarray:
+        """Fingerprints under every element of the symmetry group: shape (G, n), row 0 identity."""
+        n = cols.shape[1]
+        P = np.zeros((self.G, n), dtype=_U64)
+        for p in range(self.width):
+            P ^= self.ZPT[p][:, self._index(cols[p], p)]
+        return P
+
+    def canonicalise_cols(self, cols: np.ndarray):
+        """(canonical cols, canonical fps, perm fps of the canonical states or the fps)."""
+        if not self.symmetric:
+            f = self.fps_cols(cols)
+            return cols, f, f
+        P = self.perm_fps_cols(cols)
+        g = P.argmin(axis=0)
+        out = cols.copy()
+        for gi in np.unique(g):
+            if gi == 0:
+                continue
+            sel = np.flatnonzero(g == gi)
+            sub = cols[:, sel]
+            moved = sub[self.perm_src[gi - 1]]
+            for i, tab in self.perm_vmaps[gi - 1]:
+                moved[i] = tab[self._index(moved[i], i)]
+            out[:, sel] = moved
+        P2 = self.perm_fps_cols(out)
+        return out, P2.min(axis=0), P2
+
+    # -- public contract ----------------------------------------------------------------------
+    def initial(self) -> np.ndarray:
+        cols = np.asarray(self.model.init, dtype=self.dtype).reshape(self.width, 1)
+        cols, _, _ = self.canonicalise_cols(cols)
+        return np.ascontiguousarray(cols.T)
+
+    def fingerprints(self, states: np.ndarray) -> np.ndarray:
+        cols = np.ascontiguousarray(np.asarray(states, dtype=self.dtype).T)
+        if not self.symmetric:
+            return self.fps_cols(cols)
+        return self.perm_fps_cols(cols).min(axis=0)
+
+    def expand(self, states: np.ndarray) -> Expansion:
+        cols = np.ascontiguousarray(np.asarray(states, dtype=self.dtype).T)
+        P = self.perm_fps_cols(cols) if self.symmetric else self.fps_cols(cols)
+        return self.expand_cols(cols, P)
+
+    def properties(self, states: np.ndarray, names=None) -> dict[str, np.ndarray]:
+        cols = np.ascontiguousarray(np.asarray(states, dtype=self.dtype).T)
+        return self.properties_cols(cols, names)
+
+    def deadlocks(self, states: np.ndarray, has_successor: np.ndarray) -> np.ndarray:
+        cols = np.ascontiguousarray(np.asarray(states, dtype=self.dtype).T)
+        return ~np.asarray(has_successor, dtype=bool) & ~self.terminal_cols(cols)
+
+    # -- column-major internals (used by the explorer) ----------------------------------------
+    def terminal_cols(self, cols) -> np.ndarray:
+        return np.asarray(self._terminal(cols), dtype=bool)
+
+    def properties_cols(self, cols, names=None) -> dict[str, np.ndarray]:
+        out = {}
+        for p in self.model.properties:
+            if names is not None and p.name not in names:
+                continue
+            v = np.asarray(self._props[f"{p.name}:expr"](cols), dtype=bool)
+            if p.kind == ALWAYS:
+                out[p.name] = ~v
+            elif p.kind == SOMETIMES:
+                out[p.name] = v
+            elif p.kind == RECOVERABLE:
+                out[p.name] = v
+                w = self._props.get(f"{p.name}:when")
+                out[p.name + ":when"] = (np.asarray(w(cols), dtype=bool) if w is not None
+                                         else np.ones(cols.shape[1], dtype=bool))
+        return out
+
+    def prop_cols(self, name: str, part: str, cols) -> np.ndarray:
+        fn = self._props.get(f"{name}:{part}")
+        if fn is None:
+            return np.ones(cols.shape[1], dtype=bool)
+        return np.asarray(fn(cols), dtype=bool)
+
+    def expand_cols(self, cols: np.ndarray, P: np.ndarray) -> Expansion:
+        """Expand column-major states `cols` (w × n) given their fingerprints `P` (n, or (G, n)
+        under every permutation with symmetry)."""
+        n = cols.shape[1]
+        A = self.n_actions
+        fired = np.zeros(A, dtype=np.int64)
+        has = np.zeros(n, dtype=bool)
+        fps = P.min(axis=0) if self.symmetric else P
+        out_fp, out_rows, out_act, out_len = [], [], [], []
+        delta = self._delta
+        sym = self.symmetric
+        chunk = self.chunk
+        with np.errstate(all="ignore"):
+            for a0 in range(0, n, chunk):
+                C = cols[:, a0:a0 + chunk]
+                k = C.shape[1]
+                hs = has[a0:a0 + k]
+                allrows = None
+                for aid, mask in self._guards(C):
+                    if mask is True:
+                        if allrows is None:
+                            allrows = np.arange(k)
+                        rows = allrows
+                        hs[:] = True
+                    else:
+                        rows = np.flatnonzero(mask)
+                        if not len(rows):
+                            continue
+                        hs |= mask
+                    fired[aid] += len(rows)
+                    d = delta[aid](C, rows)
+                    R = rows + a0 if a0 else rows
+                    pf = fps[R]
+                    if sym:
+                        cf = (P[:, R] ^ d).min(axis=0)
+                    else:
+                        cf = pf ^ d
+                    keep = cf != pf
+                    if not keep.all():
+                        cf = cf[keep]
+                        R = R[keep]
+                    if len(cf):
+                        out_fp.append(cf)
+                        out_rows.append(R)
+                        out_act.append(aid)
+                        out_len.append(len(cf))
+        if out_fp:
+            cfps = np.concatenate(out_fp)
+            prow = np.concatenate(out_rows).astype(np.int64, copy=False)
+            acts = np.repeat(np.asarray(out_act, dtype=np.int32), out_len)
+        else:
+            cfps = np.zeros(0, dtype=_U64)
+            prow = np.zeros(0, dtype=np.int64)
+            acts = np.zeros(0, dtype=np.int32)
+        return Expansion(self, cols, cfps, prow, acts, fired, has)
+
+    def successors_cols(self, cols: np.ndarray, parent_rows: np.ndarray, actions: np.ndarray, known_fps=None):
+        """Canonical successors (w × k, in the given order) of (parent row, action) pairs, their
+        canonical fingerprints, and their fingerprints under every permutation (symmetry) or
+        plain fingerprints."""
+        k = len(parent_rows)
+        out = np.empty((self.width, k), dtype=self.dtype)
+        if k:
+            order = np.argsort(actions, kind="stable")
+            acts_sorted = actions[order]
+            bounds = np.flatnonzero(np.diff(acts_sorted)) + 1
+            starts = np.concatenate(([0], bounds))
+            ends = np.concatenate((bounds, [k]))
+            with np.errstate(all="ignore"):
+                for s0, e0 in zip(starts, ends):
+                    sel = order[s0:e0]
+                    aid = int(acts_sorted[s0])
+                    out[:, sel] = self._apply[aid](cols, parent_rows[sel])
+        if known_fps is not None and not self.symmetric:
+            return out, known_fps, known_fps
+        return self.canonicalise_cols(out)

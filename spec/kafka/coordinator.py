@@ -1,0 +1,221 @@
+"""Transaction coordinator table: request handlers of §3.1-§3.3, §3.6, §3.7, §3.9 and §3.11.
+
+A handler row either answers at once (no state change) or *prepares* a transition by setting the
+pending target (`prepareTransitionTo`); the transaction-log table (`txnlog.py`) makes it durable
+and applies it ("persist, then apply"). Kafka code: `TransactionCoordinator.scala` (≤ 3.9) /
+`TransactionCoordinator.java` (4.x), `TransactionMetadata`, `TransactionStateManager`.
+
+Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
+one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the
+TV2 `nextProducerId` path are absent); request timeouts are never out of range (I1); the
+coordinator is always loaded when a request arrives (C1/C2: the load is atomic with failover).
+"""
+from txncheck.spec.expr import And, Config, If, Not, Or, Param
+from txncheck.spec.model import Conformance, Row, Table
+
+from .domains import (Inc, Part, Pend, PendBy, PResp, Rq, CResp, TxnState as S, Txn, TV01, TV2, VERIFY,
+                      in_use, tid_of)
+from .state import (b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
+                    pl_vk, tc_e, tc_last, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
+                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej)
+
+i = Param("i", Inc)
+p = Param("p", Part)
+k = Param("k", Txn)
+T = tid_of(i)
+A = "coordinator"
+TC = "TransactionCoordinator.handle"
+
+EMPTY_OR_COMPLETE = (S.Empty, S.CompleteCommit, S.CompleteAbort)
+PREPARE = (S.PrepareCommit, S.PrepareAbort)
+IS_COMMIT = pc_rq[i] == Rq.COMMIT
+IS_ABORT = pc_rq[i] == Rq.ABORT
+no_pend = tc_pend[T] == Pend.NONE
+
+
+def req(*kinds):
+    return (n_creq[i], pc_rq[i].is_in(*kinds))
+
+
+def answer(code, epoch=-1):
+    return (n_creq[i].set(False), n_cresp[i].set(code), n_cresp_e[i].set(epoch))
+
+
+def prepare(target, epoch, last, by=PendBy.CLIENT, part=0):
+    return (tc_pend[T].set(target), tc_pend_e[T].set(epoch), tc_pend_last[T].set(last), tc_pend_by[T].set(by),
+            tc_pend_cli[T].set(i), tc_pend_p[T].set(part), n_creq[i].set(False))
+
+
+def fence_updates():
+    """prepareFenceProducerEpoch: the cached epoch is bumped at once; PrepareAbort with it is pending."""
+    return (tc_e[T].set(tc_e[T] + 1), tc_pend[T].set(Pend.PrepareAbort), tc_pend_e[T].set(tc_e[T] + 1),
+            tc_pend_last[T].set(-1), tc_pend_by[T].set(PendBy.INTERNAL), tc_pend_cli[T].set(0), tc_pend_p[T].set(0))
+
+
+INIT = (Rq.INIT, Rq.INITBUMP)
+END_TARGET = If(IS_COMMIT, Pend.PrepareCommit, Pend.PrepareAbort)
+END = (Rq.COMMIT, Rq.ABORT)
+e_req = pc_e[i]
+cur = tc_e[T]
+retry = e_req == cur - 1
+current = e_req == cur
+bad_tv2_epoch = Or(And(tc_st[T].is_in(S.Ongoing, S.Empty), e_req != cur),
+                   And(tc_st[T].is_in(*PREPARE), Not(retry)),
+                   And(tc_st[T].is_in(S.CompleteCommit, S.CompleteAbort), Not(retry), Not(current)))
+
+ROWS = (
+    # -- InitProducerId (§3.1) -----------------------------------------------------------------
+    Row("TC-01", A, "InitProducerId", params=(i,), guard=(*req(*INIT), Not(no_pend)),
+        updates=answer(CResp.RETRY), ref=f"KAFKA-PROTOCOL §3.1 I3 (CONCURRENT_TRANSACTIONS); {TC}InitProducerId"),
+    Row("TC-02", A, "InitProducerId", params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*PREPARE)),
+        updates=answer(CResp.RETRY), ref=f"KAFKA-PROTOCOL §3.1 I5; {TC}InitProducerId"),
+    Row("TC-03", A, "InitProducerId", params=(i,),
+        guard=(*req(Rq.INIT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), cur < Config("maxe")),
+        updates=prepare(Pend.Empty, cur + 1, -1),
+        ref=f"KAFKA-PROTOCOL §3.1 I7 (bump, last := -1); TransactionMetadata.prepareIncrementProducerEpoch"),
+    Row("TC-04", A, "InitProducerId(pid, e)", params=(i,),
+        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
+               cur < Config("maxe")),
+        updates=prepare(Pend.Empty, cur + 1, cur),
+        ref="KAFKA-PROTOCOL §3.1 I8 (KIP-360 bump, last := e)"),
+    Row("TC-05", A, "InitProducerId(pid, e)", params=(i,),
+        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
+               e_req == tc_last[T], tc_last[T] != -1),
+        updates=prepare(Pend.Empty, cur, tc_last[T]),
+        ref="KAFKA-PROTOCOL §3.1 I9 (retry of a successful bump: same epoch, record rewritten)"),
+    Row("TC-06", A, "InitProducerId(pid, e)", params=(i,),
+        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
+               Or(e_req != tc_last[T], tc_last[T] == -1)),
+        updates=answer(CResp.FENCED), ref="KAFKA-PROTOCOL §3.1 I10 (PRODUCER_FENCED)"),
+    Row("TC-07", A, "InitProducerId", params=(i,),
+        guard=(*req(*INIT), no_pend, tc_st[T] == S.Ongoing, cur < Config("maxe")),
+        updates=(*fence_updates(), *answer(CResp.RETRY), w_fence.set(True)),
+        ref="KAFKA-PROTOCOL §3.1 I11, §2.1 mechanics 3 (fence = one step: pending PrepareAbort at e+1); "
+            "TransactionCoordinator.handleInitProducerId (Ongoing -> prepareFenceProducerEpoch, "
+            "endTransaction(ABORT))",
+        doc="The client is answered CONCURRENT_TRANSACTIONS and retries; the retry bumps again once "
+            "CompleteAbort is durable."),
+    # -- AddPartitionsToTxn (§3.2, TV0/1) -------------------------------------------------------
+    Row("TC-10", A, "AddPartitionsToTxn", params=(i,), guard=(TV01, *req(Rq.ADD), e_req != cur),
+        updates=answer(CResp.FENCED), ref=f"KAFKA-PROTOCOL §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
+    Row("TC-11", A, "AddPartitionsToTxn", params=(i,),
+        guard=(TV01, *req(Rq.ADD), e_req == cur, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
+        updates=answer(CResp.RETRY), ref="KAFKA-PROTOCOL §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
+    Row("TC-12", A, "AddPartitionsToTxn", params=(i, p),
+        guard=(TV01, *req(Rq.ADD), pc_rqp[i] == p, e_req == cur, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
+        updates=answer(CResp.OK), ref="KAFKA-PROTOCOL §3.2 A4 (already added: NONE, no write)"),
+    Row("TC-13", A, "AddPartitionsToTxn", params=(i, p),
+        guard=(TV01, *req(Rq.ADD), pc_rqp[i] == p, e_req == cur, no_pend,
+               tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
+               Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
+        updates=prepare(Pend.Ongoing, cur, tc_last[T], part=p),
+        ref="KAFKA-PROTOCOL §3.2 A5 (prepareAddPartitions; TL)"),
+    # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
+    Row("TC-20", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req != cur),
+        updates=answer(CResp.FENCED), ref=f"KAFKA-PROTOCOL §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
+    Row("TC-21", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req == cur, Not(no_pend)),
+        updates=answer(CResp.RETRY), ref="KAFKA-PROTOCOL §3.6 E3 (CONCURRENT_TRANSACTIONS)"),
+    Row("TC-22", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] == S.Ongoing),
+        updates=(*prepare(END_TARGET, cur, tc_last[T]), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
+        ref="KAFKA-PROTOCOL §3.6 E4 (prepareAbortOrCommit, same epoch; answered once PrepareX is durable)",
+        doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
+    Row("TC-23", A, "EndTxn", params=(i,),
+        guard=(TV01, *req(*END), e_req == cur, no_pend,
+               Or(And(tc_st[T] == S.CompleteCommit, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_ABORT))),
+        updates=answer(CResp.OK), ref="KAFKA-PROTOCOL §3.6 E5 (retry of a completed EndTxn: NONE)"),
+    Row("TC-24", A, "EndTxn", params=(i,),
+        guard=(TV01, *req(*END), e_req == cur, no_pend,
+               Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
+        updates=answer(CResp.RETRY), ref="KAFKA-PROTOCOL §3.6 E6 (CONCURRENT_TRANSACTIONS)"),
+    Row("TC-25", A, "EndTxn", params=(i,),
+        guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] != S.Ongoing,
+               Not(Or(And(tc_st[T].is_in(S.CompleteCommit, S.PrepareCommit), IS_COMMIT),
+                      And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT)))),
+        updates=answer(CResp.FATAL), ref="KAFKA-PROTOCOL §3.6 E7 (INVALID_TXN_STATE)"),
+    # -- EndTxn TV2 (§3.7) -------------------------------------------------------------------------
+    Row("TC-30", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), bad_tv2_epoch),
+        updates=answer(CResp.FENCED), ref="KAFKA-PROTOCOL §3.7 F2 (PRODUCER_FENCED)"),
+    Row("TC-31", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), Not(bad_tv2_epoch), Not(no_pend)),
+        updates=answer(CResp.RETRY), ref="KAFKA-PROTOCOL §3.7 F3 (CONCURRENT_TRANSACTIONS)"),
+    Row("TC-32", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, tc_st[T] == S.Ongoing, current, cur < Config("maxe")),
+        updates=(*prepare(END_TARGET, cur + 1, cur), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
+        ref="KAFKA-PROTOCOL §3.7 F4 (PrepareX at cur+1, last := cur)",
+        doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
+    Row("TC-33", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(Rq.ABORT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), current, cur < Config("maxe")),
+        updates=prepare(Pend.PrepareAbort, cur + 1, cur),
+        ref="KAFKA-PROTOCOL §3.7 F5/F8 (empty abort with epoch bump; KAFKA-14563)"),
+    Row("TC-34", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, retry,
+               Or(And(tc_st[T] == S.CompleteAbort, IS_ABORT), And(tc_st[T] == S.CompleteCommit, IS_COMMIT))),
+        updates=answer(CResp.OK, cur), ref="KAFKA-PROTOCOL §3.7 F7 (retry: NONE + current (pid, e))"),
+    Row("TC-35", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, Not(bad_tv2_epoch),
+               Or(And(tc_st[T] == S.Empty, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_COMMIT),
+                  And(tc_st[T] == S.CompleteCommit, IS_COMMIT, current),
+                  And(tc_st[T] == S.CompleteCommit, IS_ABORT, retry))),
+        updates=answer(CResp.FATAL), ref="KAFKA-PROTOCOL §3.7 F6/F9 (INVALID_TXN_STATE)"),
+    Row("TC-36", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, retry,
+               Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
+        updates=answer(CResp.RETRY), ref="KAFKA-PROTOCOL §3.7 F10 (CONCURRENT_TRANSACTIONS)"),
+    Row("TC-37", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, retry,
+               Or(And(tc_st[T] == S.PrepareCommit, IS_ABORT), And(tc_st[T] == S.PrepareAbort, IS_COMMIT))),
+        updates=answer(CResp.FATAL), ref="KAFKA-PROTOCOL §3.7 F11 (INVALID_TXN_STATE)"),
+    # -- transaction timeout (§3.9) ------------------------------------------------------------------
+    # (params: a tid; written with the incarnation-free tid param below)
+)
+
+from .domains import Tid  # noqa: E402
+t = Param("t", Tid)
+TIMEOUT = Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
+              guard=(tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
+                     tc_e[t] < Config("maxe")),
+              updates=(tc_e[t].set(tc_e[t] + 1), tc_pend[t].set(Pend.PrepareAbort), tc_pend_e[t].set(tc_e[t] + 1),
+                       tc_pend_last[t].set(-1), tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0),
+                       tc_pend_p[t].set(0), env_to.set(env_to + 1)),
+              tags=("timeout",),
+              ref="KAFKA-PROTOCOL §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
+                  "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix")
+
+# -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
+e_b = b_e[i][p][k]
+held = (pl_ver[p][T] == 1, pl_vi[p][T] == i, pl_vk[p][T] == k)  # Ver.PENDING
+
+
+def to_leader(code):
+    return (n_pres[i][p][k].set(code), pl_ver[p][T].set(0), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
+
+
+VERIFY_ROWS = (
+    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), guard=(VERIFY, *held, e_b != tc_e[T]),
+        updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
+        ref="KAFKA-PROTOCOL §3.11 V2 (PRODUCER_FENCED, passed on); TransactionCoordinator.handleVerifyPartitionsInTransaction"),
+    Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+        guard=(VERIFY, *held, e_b == tc_e[T], tc_st[T].is_in(*PREPARE)),
+        updates=to_leader(PResp.RETRY),
+        ref="KAFKA-PROTOCOL §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
+    Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+        guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
+        updates=(pl_ver[p][T].set(2),), ref="KAFKA-PROTOCOL §3.11 V4 (NONE: guard set, append may proceed)"),
+    Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+        guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
+        updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
+        ref="KAFKA-PROTOCOL §3.11 V5, §3.5 P3 (TRANSACTION_ABORTABLE)"),
+    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), guard=(TV2, *held, e_b != tc_e[T]),
+        updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
+        ref="KAFKA-PROTOCOL §3.11 TV2 implicit add handled as §3.2 A2 (PRODUCER_FENCED)"),
+    Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+        guard=(TV2, *held, e_b == tc_e[T], Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
+        updates=to_leader(PResp.RETRY), ref="KAFKA-PROTOCOL §3.11 as §3.2 A3 (retriable at the client)"),
+    Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
+        updates=(pl_ver[p][T].set(2),), ref="KAFKA-PROTOCOL §3.11 as §3.2 A4"),
+    Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
+               Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
+        updates=prepare(Pend.Ongoing, cur, tc_last[T], by=PendBy.LEADER, part=p)[:-1],
+        ref="KAFKA-PROTOCOL §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
+)

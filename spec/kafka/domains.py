@@ -1,0 +1,72 @@
+"""Finite domains of the Kafka model and the configuration-derived helpers shared by every table.
+
+Sizes that rows must update "for every element" (partitions, log slots) are fixed maxima
+(`MAXP`, `MAXS`); the configuration constants `parts` and `slots` say how many are in use, and the
+unused cells keep their initial value, so they add no states. Other index domains (incarnations,
+transactional ids, transactions, coordinator epochs) are sized by configuration constants.
+"""
+from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
+from txncheck.spec.expr import Config, Min
+
+MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
+MAXS = 10  # log slots per partition the tables are written for (config `slots` <= MAXS)
+
+Protocol = EnumDomain("Protocol", ("kip98", "verify", "tv2"))
+
+# Kafka's TransactionState, ids as in TransactionMetadata.scala / TransactionState.java.
+TxnState = EnumDomain("TxnState", ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
+                                   "CompleteAbort", "Dead", "PrepareEpochFence"))
+# TransactionManager.State, plus IDLE (incarnation not started yet) and CRASHED (process gone).
+PcState = EnumDomain("PcState", ("IDLE", "UNINITIALIZED", "INITIALIZING", "READY", "IN_TRANSACTION",
+                                 "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION", "ABORTABLE_ERROR",
+                                 "FATAL_ERROR", "CRASHED"))
+# The coordinator request a client has outstanding (one at a time, §1.1 obligation 3).
+Rq = EnumDomain("Rq", ("NONE", "INIT", "INITBUMP", "ADD", "COMMIT", "ABORT"))
+# Coordinator responses as the client classifies them (§2.2 error classes).
+CResp = EnumDomain("CResp", ("NONE", "OK", "RETRY", "FENCED", "ABORTABLE", "FATAL"))
+# Produce responses: OK, RETRY (NOT_ENOUGH_REPLICAS...), ABORTABLE (INVALID_PRODUCER_EPOCH,
+# TRANSACTION_ABORTABLE, INVALID_TXN_STATE), OOS (OUT_OF_ORDER_SEQUENCE_NUMBER: abortable, bump),
+# FENCED (PRODUCER_FENCED passed on by verification: fatal).
+PResp = EnumDomain("PResp", ("NONE", "OK", "RETRY", "ABORTABLE", "OOS", "FENCED"))
+BatchSt = EnumDomain("BatchSt", ("NONE", "SENT", "ACKED", "FAILED"))
+Kind = EnumDomain("Kind", ("EMPTY", "DATA", "COMMIT", "ABORT"))
+Outcome = EnumDomain("Outcome", ("NONE", "COMMIT", "ABORT"))
+Result = EnumDomain("Result", ("COMMIT", "ABORT"))
+# Target of the coordinator's single in-flight transition (pendingState); CompleteX is appended
+# in one step (TL-04), so it never waits here.
+Pend = EnumDomain("Pend", ("NONE", "Empty", "Ongoing", "PrepareCommit", "PrepareAbort"))
+PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER"))
+# A leader's VerificationStateEntry / TV2 implicit add in progress for (p, pid).
+Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED"))
+
+Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
+Tid = IdSet("Tid", size="tids", prefix="tid")          # transactional ids (= producer ids here)
+Part = IdSet("Part", size=MAXP, prefix="p")            # data partitions
+Slot = IdSet("Slot", size=MAXS, prefix="o")            # log offsets
+Txn = IntRange("Txn", 1, "txns")                       # transaction counter k of an incarnation
+TxnCount = IntRange("TxnCount", 0, "txns")
+Epoch = IntRange("Epoch", -1, "maxe")
+Seq = IntRange("Seq", 0, "maxseq")
+LastSeq = IntRange("LastSeq", -1, "maxseq")
+Offset = IntRange("Offset", 0, MAXS)
+CEpoch = IntRange("CEpoch", 0, "failovers")
+StoredCEpoch = IntRange("StoredCEpoch", -1, "failovers")
+Copies = IntRange("Copies", 0, 2)
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["BOOL"]
+
+TV2 = Config("protocol") == Protocol.tv2
+VERIFY = Config("protocol") == Protocol.verify
+KIP98 = Config("protocol") == Protocol.kip98
+TV01 = Config("protocol") != Protocol.tv2
+
+
+def tid_of(i):
+    """The transactional id an incarnation uses: every restart reuses tid 1, unless the config has
+    one tid per worker (`tids` = 2, variant B7), where incarnation 2 is another worker's tid."""
+    return Min(i, Config("tids") - 1)
+
+
+def in_use(p):
+    """Partition `p` exists in this configuration."""
+    return p < Config("parts")

@@ -1,0 +1,180 @@
+"""Producer client table: `TransactionManager` (clients/.../producer/internals/TransactionManager.java).
+
+Each incarnation runs a finite script: initTransactions, then `txns` transactions, each writing
+one batch to every partition in use and committing (or aborting when the app chooses, with
+`app_aborts`, or after an error). One coordinator request is in flight at a time; its content
+(kind, epoch, partition) is read from the client's own fields, which do not change while it is
+outstanding. Responses are consumed from the network vars of `network.py`.
+"""
+from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
+from txncheck.spec.model import Row, Table
+
+from .domains import MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, in_use, tid_of
+from .state import (b_e, b_s, env_dl, env_dup, g_ack, g_ackc, n_creq, n_cresp, n_cresp_e, n_lost, n_pres, n_prod, pc_add,
+                    pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
+
+i = Param("i", Inc)
+p = Param("p", Part)
+k = Param("k", Txn)
+A = "producer"
+TM = "TransactionManager"
+
+
+def send(kind, part=None):
+    ups = [pc_rq[i].set(kind), n_creq[i].set(True), n_lost[i].set(False)]
+    if part is not None:
+        ups.append(pc_rqp[i].set(part))
+    return ups
+
+
+def consume():
+    return [n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), pc_rq[i].set(Rq.NONE)]
+
+
+def reset_seqs():
+    return [pc_seq[i][q].set(0) for q in range(MAXP)]
+
+
+idle_rq = And(pc_rq[i] == Rq.NONE, n_cresp[i] == CResp.NONE)
+resp = lambda kind, code: (pc_rq[i] == kind, n_cresp[i] == code)
+END = (Rq.COMMIT, Rq.ABORT)
+ready_after_end = PcState.READY
+sent_any = Or(*(pc_b[i][q] != BatchSt.NONE for q in range(MAXP)))
+started = Or(*(Or(pc_add[i][q], pc_b[i][q] != BatchSt.NONE) for q in range(MAXP)))
+
+ROWS = (
+    # -- initTransactions ----------------------------------------------------------------------
+    Row("PC-01", A, "initTransactions", params=(i,),
+        guard=(pc_st[i] == PcState.UNINITIALIZED, idle_rq),
+        updates=(pc_st[i].set(PcState.INITIALIZING), *send(Rq.INIT)),
+        ref=f"KAFKA-PROTOCOL §2.2 initTransactions; {TM}.initializeTransactions"),
+    Row("PC-02", A, "InitProducerId response NONE", params=(i,),
+        guard=(pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), n_cresp[i] == CResp.OK),
+        updates=(pc_st[i].set(If(pc_st[i] == PcState.INITIALIZING, PcState.READY, pc_st[i])),
+                 pc_e[i].set(n_cresp_e[i]), pc_bump[i].set(False), *reset_seqs(), *consume()),
+        ref=f"KAFKA-PROTOCOL §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
+    # -- beginTransaction -----------------------------------------------------------------------
+    Row("PC-03", A, "beginTransaction", params=(i,),
+        guard=(pc_st[i] == PcState.READY, pc_k[i] < Config("txns")),
+        updates=(pc_st[i].set(PcState.IN_TRANSACTION), pc_k[i].set(pc_k[i] + 1),
+                 *[pc_add[i][q].set(False) for q in range(MAXP)],
+                 *[pc_b[i][q].set(BatchSt.NONE) for q in range(MAXP)]),
+        ref=f"KAFKA-PROTOCOL §2.2 beginTransaction (local); {TM}.beginTransaction"),
+    # -- send: AddPartitionsToTxn (TV0/1), then the batch ------------------------------------------
+    Row("PC-04", A, "send to p: AddPartitionsToTxn", params=(i, p),
+        guard=(TV01, in_use(p), pc_st[i] == PcState.IN_TRANSACTION, Not(pc_add[i][p]), idle_rq),
+        updates=tuple(send(Rq.ADD, p)),
+        ref=f"KAFKA-PROTOCOL §1.1 obligation 1, §3.2; {TM}.maybeAddPartition / AddPartitionsToTxnHandler"),
+    Row("PC-05", A, "AddPartitionsToTxn response NONE", params=(i,),
+        guard=resp(Rq.ADD, CResp.OK),
+        updates=(*[pc_add[i][q].set(Or(pc_add[i][q], pc_rqp[i] == q)) for q in range(MAXP)], *consume()),
+        ref=f"KAFKA-PROTOCOL §3.2 A4/A5; {TM}.AddPartitionsToTxnHandler"),
+    Row("PC-06", A, "Produce(batch) drained", params=(i, p),
+        guard=(in_use(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
+               Or(TV2, pc_add[i][p])),
+        updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
+                 b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(pc_seq[i][p]),
+                 pc_seq[i][p].set(pc_seq[i][p] + 1), n_prod[i][p][pc_k[i]].set(1)),
+        ref="KAFKA-PROTOCOL §1.1 (seq fixed at batch creation); RecordAccumulator.drain, Sender.sendProduceRequest"),
+    Row("PC-07", A, "Produce response NONE", params=(i, p, k),
+        guard=(n_pres[i][p][k] == PResp.OK, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT),
+        updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.ACKED), g_ack[i][p][k].set(True)),
+        ref="Sender.handleProduceResponse -> completeBatch"),
+    Row("PC-08", A, "Produce response retriable", params=(i, p, k),
+        guard=(n_pres[i][p][k] == PResp.RETRY, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT, n_prod[i][p][k] < 2,
+               pc_st[i] != PcState.CRASHED),
+        updates=(n_pres[i][p][k].set(PResp.NONE), n_prod[i][p][k].set(n_prod[i][p][k] + 1)),
+        ref="KAFKA-PROTOCOL §2.2 retriable (NOT_ENOUGH_REPLICAS); Sender.canRetry -> reenqueueBatch (same seq)"),
+    Row("PC-09", A, "Produce response abortable", params=(i, p, k),
+        guard=(n_pres[i][p][k].is_in(PResp.ABORTABLE, PResp.OOS), pc_k[i] == k, pc_b[i][p] == BatchSt.SENT,
+               pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR)),
+        updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.FAILED),
+                 pc_st[i].set(PcState.ABORTABLE_ERROR),
+                 pc_bump[i].set(Or(pc_bump[i], n_pres[i][p][k] == PResp.OOS, Config("client_bump") == 1))),
+        ref="KAFKA-PROTOCOL §2.2 abortable (INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE, OOS sets "
+            f"epochBumpRequired); {TM}.handleFailedBatch"),
+    Row("PC-10", A, "Produce response fatal", params=(i, p, k),
+        guard=(n_pres[i][p][k] == PResp.FENCED, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT,
+               pc_st[i] != PcState.CRASHED),
+        updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.FATAL_ERROR)),
+        ref=f"KAFKA-PROTOCOL §2.2 fatal (PRODUCER_FENCED); {TM}.transitionToFatalError"),
+    Row("PC-11", A, "stale Produce response", params=(i, p, k),
+        guard=(n_pres[i][p][k] != PResp.NONE, Or(pc_k[i] != k, pc_b[i][p] != BatchSt.SENT,
+                                                 pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))),
+        updates=(n_pres[i][p][k].set(PResp.NONE),),
+        ref="Sender: a response for a batch already failed or completed is ignored"),
+    Row("PC-12", A, "delivery timeout expires an in-flight batch", params=(i, p),
+        guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR),
+               env_dl < Config("delays")),
+        updates=(pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.ABORTABLE_ERROR), env_dl.set(env_dl + 1),
+                 pc_bump[i].set(Or(pc_bump[i], Config("client_bump") == 1))),
+        tags=("network",),
+        ref="KAFKA-PROTOCOL §6 B1 trigger (a); RecordAccumulator.expiredBatches (delivery.timeout.ms): the "
+            "request stays in flight (delayed), the client fails the batch"),
+    Row("PC-13", A, "request timeout: resend the same batch", params=(i, p),
+        guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, n_prod[i][p][pc_k[i]] < 2,
+               env_dup < Config("duplicates")),
+        updates=(n_prod[i][p][pc_k[i]].set(n_prod[i][p][pc_k[i]] + 1), env_dup.set(env_dup + 1)),
+        tags=("network",),
+        ref="KAFKA-PROTOCOL §1.7 duplicate by client retry; Sender (request.timeout.ms, retries, same seq)"),
+    # -- commitTransaction / abortTransaction ----------------------------------------------------
+    Row("PC-14", A, "commitTransaction: EndTxn(COMMIT)", params=(i,),
+        guard=(pc_st[i] == PcState.IN_TRANSACTION, idle_rq,
+               ForAll(Part, lambda q: Or(Not(in_use(q)), pc_b[i][q] == BatchSt.ACKED))),
+        updates=(pc_st[i].set(PcState.COMMITTING_TRANSACTION), *send(Rq.COMMIT)),
+        ref=f"KAFKA-PROTOCOL §1.1 obligation 2 (flush first); {TM}.beginCommit, EndTxnHandler"),
+    Row("PC-15", A, "abortTransaction: EndTxn(ABORT)", params=(i,),
+        guard=(Or(pc_st[i] == PcState.ABORTABLE_ERROR,
+                  And(pc_st[i] == PcState.IN_TRANSACTION, Config("app_aborts") == 1)),
+               idle_rq, ForAll(Part, lambda q: pc_b[i][q] != BatchSt.SENT), started),
+        updates=(pc_st[i].set(PcState.ABORTING_TRANSACTION), *send(Rq.ABORT)),
+        ref=f"KAFKA-PROTOCOL §2.2 abortTransaction; {TM}.beginAbort; nextRequest: EndTxn waits until no "
+            "batch is incomplete"),
+    Row("PC-16", A, "abortTransaction, transaction not started", params=(i,),
+        guard=(Or(pc_st[i] == PcState.ABORTABLE_ERROR,
+                  And(pc_st[i] == PcState.IN_TRANSACTION, Config("app_aborts") == 1)),
+               idle_rq, Not(started)),
+        updates=(pc_st[i].set(PcState.READY),),
+        ref=f"{TM}.nextRequest: EndTxn with !transactionStarted completes locally"),
+    Row("PC-17", A, "EndTxn response NONE", params=(i,),
+        guard=(pc_rq[i].is_in(*END), n_cresp[i] == CResp.OK,
+               pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION)),
+        updates=(pc_st[i].set(If(And(pc_bump[i], TV01), PcState.INITIALIZING, PcState.READY)),
+                 pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)),
+                 n_creq[i].set(And(pc_bump[i], TV01)), n_lost[i].set(False),
+                 n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1),
+                 pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])),
+                 pc_bump[i].set(And(pc_bump[i], TV01)),
+                 *[pc_seq[i][q].set(If(TV2, 0, pc_seq[i][q])) for q in range(MAXP)],
+                 g_ackc[i][pc_k[i]].set(Or(g_ackc[i][pc_k[i]], pc_rq[i] == Rq.COMMIT))),
+        ref=f"KAFKA-PROTOCOL §2.2 (abort via INITIALIZING when epochBumpRequired; TV2 adopts the returned "
+            f"(pid, e) and resets seq); {TM}.EndTxnHandler.handleResponse, completeTransaction"),
+    # -- coordinator errors ----------------------------------------------------------------------
+    Row("PC-18", A, "coordinator response retriable: resend", params=(i,),
+        guard=(pc_rq[i] != Rq.NONE, n_cresp[i] == CResp.RETRY, pc_st[i] != PcState.CRASHED),
+        updates=(n_cresp[i].set(CResp.NONE), n_creq[i].set(True)),
+        ref="KAFKA-PROTOCOL §2.2 retriable (NOT_COORDINATOR, CONCURRENT_TRANSACTIONS, ...); "
+            f"{TM}.TxnRequestHandler.reenqueue"),
+    Row("PC-19", A, "coordinator response abortable", params=(i,),
+        guard=(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT), n_cresp[i] == CResp.ABORTABLE,
+               pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION)),
+        updates=(pc_st[i].set(PcState.ABORTABLE_ERROR), *consume()),
+        ref=f"KAFKA-PROTOCOL §2.2 abortable; {TM}.abortableError"),
+    Row("PC-20", A, "coordinator response fatal", params=(i,),
+        guard=(pc_rq[i] != Rq.NONE, n_cresp[i].is_in(CResp.FENCED, CResp.FATAL, CResp.ABORTABLE),
+               pc_st[i] != PcState.CRASHED,
+               Not(And(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT), n_cresp[i] == CResp.ABORTABLE,
+                       pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION)))),
+        updates=(pc_st[i].set(PcState.FATAL_ERROR), *consume()),
+        ref=f"KAFKA-PROTOCOL §2.2 fatal (PRODUCER_FENCED, INVALID_TXN_STATE); {TM}.fatalError"),
+    Row("PC-21", A, "request timeout after a lost request or response: resend", params=(i,),
+        guard=(n_lost[i], pc_rq[i] != Rq.NONE, pc_st[i] != PcState.CRASHED),
+        updates=(n_lost[i].set(False), n_creq[i].set(True)),
+        ref="KAFKA-PROTOCOL §1.7 (lost request, indefinite outcome); NetworkClient request.timeout.ms -> retry"),
+)
+
+
+TABLE = Table("producer", ROWS, status="pc_st",
+              doc="Producer client (TransactionManager) per incarnation; §1.1, §2.2.",
+              nondeterministic=("send to p: AddPartitionsToTxn", "Produce(batch) drained",
+                                "abortTransaction: EndTxn(ABORT)", "commitTransaction: EndTxn(COMMIT)"))

@@ -1,0 +1,107 @@
+"""State variables, grouped by actor. Ghost vars (`ghost=True`) serve properties only and never
+appear in a protocol row's guard (tests/test_kafka_spec.py checks this)."""
+from txncheck.spec.domains import BOOL
+from txncheck.spec.expr import Var
+
+from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, Kind, LastSeq, Offset, Outcome, Part,
+                      PcState, Pend, PendBy, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid, Txn, TxnCount,
+                      TxnState, Ver, IntRange)
+
+# ---- producer client (TransactionManager), per incarnation ----------------------------------
+pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
+pc_e = Var("pc_e", Epoch, index=(Inc,), init=-1, doc="the epoch the client holds")
+pc_k = Var("pc_k", TxnCount, index=(Inc,), init=0, doc="transactions begun (the client's finite script)")
+pc_seq = Var("pc_seq", Seq, index=(Inc, Part), init=0, doc="next sequence number per partition")
+pc_add = Var("pc_add", BOOL, index=(Inc, Part), init=False, doc="partition registered in this transaction")
+pc_b = Var("pc_b", BatchSt, index=(Inc, Part), init=BatchSt.NONE, doc="this transaction's batch to p")
+pc_rq = Var("pc_rq", Rq, index=(Inc,), init=Rq.NONE, doc="the outstanding coordinator request")
+pc_rqp = Var("pc_rqp", Part, index=(Inc,), init=0, doc="partition of an outstanding AddPartitionsToTxn")
+pc_bump = Var("pc_bump", BOOL, index=(Inc,), init=False, doc="epochBumpRequired (KIP-360)")
+b_e = Var("b_e", Epoch, index=(Inc, Part, Txn), init=-1, doc="producer epoch fixed in batch (i, p, k)")
+b_s = Var("b_s", Seq, index=(Inc, Part, Txn), init=0, doc="base sequence fixed in batch (i, p, k)")
+
+# ---- network (bag of in-flight messages) ------------------------------------------------------
+n_creq = Var("n_creq", BOOL, index=(Inc,), init=False, doc="the client's coordinator request is in flight")
+n_cresp = Var("n_cresp", CResp, index=(Inc,), init=CResp.NONE, doc="coordinator response in flight")
+n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by that response")
+n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
+n_prod = Var("n_prod", Copies, index=(Inc, Part, Txn), init=0, doc="copies of Produce(batch i,p,k) in flight")
+n_pres = Var("n_pres", PResp, index=(Inc, Part, Txn), init=PResp.NONE, doc="Produce response in flight")
+n_mk = Var("n_mk", BOOL, index=(Tid, Part, CEpoch), init=False,
+           doc="WriteTxnMarkers(pid, p) in flight from the coordinator of epoch c")
+n_mk_res = Var("n_mk_res", Result, index=(Tid, Part, CEpoch), init=Result.COMMIT, doc="marker result")
+n_mk_e = Var("n_mk_e", Epoch, index=(Tid, Part, CEpoch), init=-1, doc="marker producer epoch")
+
+# ---- transaction coordinator: in-memory TransactionMetadata, per tid ----------------------------
+tc_st = Var("tc_st", TxnState, index=(Tid,), init=TxnState.Empty, doc="cached TransactionState")
+tc_e = Var("tc_e", Epoch, index=(Tid,), init=-1, doc="producerEpoch")
+tc_last = Var("tc_last", Epoch, index=(Tid,), init=-1, doc="lastProducerEpoch (not logged)")
+tc_parts = Var("tc_parts", BOOL, index=(Tid, Part), init=False, doc="topicPartitions")
+tc_pend = Var("tc_pend", Pend, index=(Tid,), init=Pend.NONE, doc="pendingState")
+tc_pend_e = Var("tc_pend_e", Epoch, index=(Tid,), init=-1, doc="epoch of the pending transition")
+tc_pend_last = Var("tc_pend_last", Epoch, index=(Tid,), init=-1, doc="lastProducerEpoch after it")
+tc_pend_by = Var("tc_pend_by", PendBy, index=(Tid,), init=PendBy.INTERNAL, doc="who waits for its callback")
+tc_pend_cli = Var("tc_pend_cli", Inc, index=(Tid,), init=0, doc="the waiting client")
+tc_pend_p = Var("tc_pend_p", Part, index=(Tid,), init=0, doc="partition being added")
+tc_mk = Var("tc_mk", BOOL, index=(Tid, Part), init=False, doc="markers not yet acknowledged")
+tc_ce = Var("tc_ce", CEpoch, index=(Tid,), init=0,
+            doc="coordinator epoch of the tid's __transaction_state partition (bumped by failover)")
+
+# ---- transaction log (__transaction_state), durable record per tid ----------------------------
+tl_st = Var("tl_st", TxnState, index=(Tid,), init=TxnState.Empty, doc="logged TransactionStatus")
+tl_e = Var("tl_e", Epoch, index=(Tid,), init=-1, doc="logged ProducerEpoch")
+tl_parts = Var("tl_parts", BOOL, index=(Tid, Part), init=False, doc="logged TransactionPartitions")
+
+# ---- partition leaders ---------------------------------------------------------------------------
+log_kind = Var("log_kind", Kind, index=(Part, Slot), init=Kind.EMPTY, doc="batch at offset: data or control")
+log_pid = Var("log_pid", Tid, index=(Part, Slot), init=0, doc="producer id of the batch")
+pl_end = Var("pl_end", Offset, index=(Part,), init=0, doc="log end offset (= HW: appends are acks=all)")
+pl_lso = Var("pl_lso", Offset, index=(Part,), init=0, doc="last stable offset")
+pl_e = Var("pl_e", Epoch, index=(Part, Tid), init=-1, doc="ProducerStateEntry.producerEpoch (-1: no state)")
+pl_seq = Var("pl_seq", LastSeq, index=(Part, Tid), init=-1, doc="last sequence appended")
+pl_ce = Var("pl_ce", StoredCEpoch, index=(Part, Tid), init=-1, doc="coordinatorEpoch of the last marker")
+pl_open = Var("pl_open", BOOL, index=(Part, Tid), init=False, doc="open span (currentTxnFirstOffset set)")
+pl_first = Var("pl_first", Slot, index=(Part, Tid), init=0, doc="first offset of the open span")
+pl_ver = Var("pl_ver", Ver, index=(Part, Tid), init=Ver.NONE, doc="VerificationStateEntry / implicit add")
+pl_vi = Var("pl_vi", Inc, index=(Part, Tid), init=0, doc="incarnation of the batch held for verification")
+pl_vk = Var("pl_vk", TxnCount, index=(Part, Tid), init=0, doc="transaction of the held batch")
+
+# ---- environment budgets --------------------------------------------------------------------------
+env_to = Var("env_to", IntRange("Timeouts", 0, "timeouts"), init=0, doc="coordinator timeout aborts used")
+env_dl = Var("env_dl", IntRange("Delays", 0, "delays"), init=0, doc="produce expiries while in flight used")
+env_dup = Var("env_dup", IntRange("Dups", 0, "duplicates"), init=0, doc="client produce retries used")
+env_loss = Var("env_loss", IntRange("Losses", 0, "losses"), init=0, doc="lost coordinator messages used")
+env_exp = Var("env_exp", IntRange("Expiries", 0, "expiries"), init=0, doc="producer-state expiries used")
+
+# ---- ghost (history) vars -------------------------------------------------------------------------
+log_inc = Var("log_inc", Inc, index=(Part, Slot), init=0, ghost=True, doc="γ: incarnation of the data batch")
+log_k = Var("log_k", TxnCount, index=(Part, Slot), init=0, ghost=True, doc="γ: transaction of the data batch")
+log_e = Var("log_e", Epoch, index=(Part, Slot), init=-1, ghost=True, doc="epoch of the batch or marker")
+log_seq = Var("log_seq", Seq, index=(Part, Slot), init=0, ghost=True, doc="sequence of the data batch")
+log_out = Var("log_out", Outcome, index=(Part, Slot), init=Outcome.NONE, ghost=True,
+              doc="outcome(r): the marker that closed the record's span")
+log_ret = Var("log_ret", BOOL, index=(Part, Slot), init=False, ghost=True,
+              doc="appended while Retired(pid, e) held (durable epoch > batch epoch)")
+g_dec = Var("g_dec", Outcome, index=(Inc, Txn), init=Outcome.NONE, ghost=True, doc="decided[γ]")
+g_ci = Var("g_ci", Inc, index=(Tid,), init=0, ghost=True, doc="cur_γ at the coordinator: incarnation")
+g_ck = Var("g_ck", TxnCount, index=(Tid,), init=0, ghost=True, doc="cur_γ: transaction (0: none)")
+g_ack = Var("g_ack", BOOL, index=(Inc, Part, Txn), init=False, ghost=True, doc="batch acknowledged")
+g_ackc = Var("g_ackc", BOOL, index=(Inc, Txn), init=False, ghost=True, doc="EndTxn(COMMIT) answered NONE")
+g_torn = Var("g_torn", BOOL, init=False, ghost=True, doc="some γ decided both ways")
+g_f2 = Var("g_f2", BOOL, init=False, ghost=True, doc="a retired EndTxn changed the coordinator state")
+g_cereg = Var("g_cereg", BOOL, init=False, ghost=True, doc="a marker with a lower coordinator epoch was appended")
+g_vislost = Var("g_vislost", BOOL, init=False, ghost=True, doc="a visible record was later aborted (DUR-2)")
+g_lso_hi = Var("g_lso_hi", Offset, index=(Part,), init=0, ghost=True, doc="highest LSO so far")
+w_fence = Var("w_fence", BOOL, init=False, ghost=True, doc="witness: an Ongoing transaction was fenced")
+w_redrive = Var("w_redrive", BOOL, init=False, ghost=True, doc="witness: a failover re-drove Prepare*")
+w_vrej = Var("w_vrej", BOOL, init=False, ghost=True, doc="witness: verification / implicit add rejected a batch")
+w_dup = Var("w_dup", BOOL, init=False, ghost=True, doc="witness: a duplicate batch was absorbed (P5)")
+
+VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s,
+        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_mk, n_mk_res, n_mk_e,
+        tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
+        tc_mk, tc_ce, tl_st, tl_e, tl_parts,
+        log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
+        env_to, env_dl, env_dup, env_loss, env_exp,
+        log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_ack, g_ackc,
+        g_torn, g_f2, g_cereg, g_vislost, g_lso_hi, w_fence, w_redrive, w_vrej, w_dup)
