@@ -15,21 +15,25 @@ import os
 
 from txncheck.spec.errors import ConfigError
 
+from .common import add_model_args
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("bmc", help="bounded model checking and k-induction with z3")
-    p.add_argument("spec", help="spec name (see `txncheck specs`)")
-    p.add_argument("--config", default=None, help="named configuration (default: the spec's first)")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a configuration constant")
-    p.add_argument("--variant", default=None, help="check a named variant of the spec")
+    p = subparsers.add_parser("bmc", help="bounded model checking and k-induction with z3",
+                              description="Bounded model checking (--depth K) or k-induction (--induction K) "
+                              "of the always properties with z3. Exit 0: none up to K / proved; 1: "
+                              "counterexample (written as a trace with --out); 3: k-induction inconclusive.")
+    add_model_args(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--depth", type=int, help="bounded model checking up to K steps")
     g.add_argument("--induction", type=int, metavar="K", help="k-induction, k = 1..K")
     p.add_argument("--property", action="append", help="only these always properties (repeatable)")
     p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
+    p.add_argument("--solver", choices=("fd", "smt"), default="fd",
+                   help="z3 finite-domain solver (default) or the general SMT solver")
     p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=run)
+    p.set_defaults(run=run)
 
 
 def run(args) -> int:
@@ -40,11 +44,12 @@ def run(args) -> int:
     if args.depth is not None:
         if args.depth < 0:
             raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
-        res = bmc(m, args.depth, args.property)
+        res = bmc(m, args.depth, args.property, solver=args.solver)
     else:
         if args.induction < 1:
             raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
-        res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path)
+        res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
+                          solver=args.solver)
     paths = {}
     if args.out:
         from txncheck.traces.schema import save, write_json_atomic

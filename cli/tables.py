@@ -10,40 +10,30 @@ import json
 
 from txncheck.spec.errors import ConfigError
 
+from .common import add_model_args, load_spec, parse_sets
+
 CHECKS = ("determinism", "completeness", "type", "conformance")
-
-
-def parse_sets(items) -> dict:
-    out = {}
-    for item in items or ():
-        if "=" not in item:
-            raise ConfigError(f"--set expects NAME=VALUE, got {item!r} (e.g. --set rm=3)")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
 
 
 def load_model(args):
     """The ground model for SPEC, --variant, --config and --set overrides."""
-    from txncheck.spec import catalog
     from txncheck.spec.ground import ground
-    spec = catalog.load(args.spec)
-    spec = spec.with_variant(getattr(args, "variant", None))
+    spec = load_spec(args.spec).with_variant(getattr(args, "variant", None))
     return ground(spec, spec.resolve_config(args.config, parse_sets(args.set)))
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("tables", help="print a spec's tables; --verify checks them with z3",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("spec", help="spec name (see `txncheck specs`)")
-    p.add_argument("--config", default=None, help="named configuration (default: the spec's first)")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a configuration constant")
-    p.add_argument("--variant", default=None, help="check a named variant of the spec")
+                              description="Print every table (id, from-state, trigger, guard, to-state, "
+                              "reference); with --verify, check determinism, completeness, type "
+                              "preservation and conformance for every state within the type bounds. "
+                              "Exit 0: no finding; 1: findings.")
+    add_model_args(p)
     p.add_argument("--verify", action="store_true", help="run determinism, completeness, type and conformance checks")
     p.add_argument("--check", action="append", choices=CHECKS, help="run only these checks (repeatable)")
-    p.add_argument("--table", action="append", help="only these tables (by actor)")
+    p.add_argument("--table", action="append", metavar="ACTOR", help="only these tables (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.set_defaults(func=run)
+    p.set_defaults(run=run)
 
 
 def run(args) -> int:

@@ -17,7 +17,7 @@ import z3
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground import GroundModel
 from txncheck.spec.model import ALWAYS
-from .encode import Timer
+from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated
 
 
@@ -53,6 +53,7 @@ class SymbolicResult:
     queries: list[tuple[str, float, str]] = field(default_factory=list)
     encode_s: float = 0.0
     wall_s: float = 0.0
+    solver: str = "fd"
 
     @property
     def solver_s(self) -> float:
@@ -64,7 +65,7 @@ class SymbolicResult:
 
     def to_json(self) -> dict:
         return {"engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
-                "bound": self.bound, "properties": [p.to_json() for p in self.properties],
+                "bound": self.bound, "solver": self.solver, "properties": [p.to_json() for p in self.properties],
                 "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
                 "wall_s": round(self.wall_s, 4),
                 "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
@@ -80,7 +81,8 @@ class SymbolicResult:
                 out.append(f"{p.name}: not proved; counterexample to {p.depth}-induction: "
                            + "; ".join(p.labels) + (f" ({p.note})" if p.note else ""))
             else:
-                out.append(f"{p.name}: no counterexample up to depth {p.depth}")
+                out.append(f"{p.name}: unknown at depth {p.depth} ({p.note})" if p.status == "unknown" else
+                           f"{p.name}: no counterexample up to depth {p.depth}")
         out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "
                    f"encoding {self.encode_s:.3f} s, total {self.wall_s:.3f} s")
         return "\n".join(out)
@@ -113,12 +115,13 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
     return build_trace(m, list(action_ids), prop_name, "violation", engine)
 
 
-def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True) -> SymbolicResult:
+def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd") -> SymbolicResult:
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     start = time.perf_counter()
     props = always_properties(m, properties)
-    solver = z3.Solver()
+    solver_kind = solver
+    solver = make_solver(solver_kind)
     timer = Timer()
     u = Unroller(m, solver)
     u.add_state()
@@ -154,7 +157,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True) -> Sym
             solver.pop()
         if not pending:
             break
-    res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth)
+    res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries

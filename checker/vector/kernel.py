@@ -155,7 +155,7 @@ class VectorKernel:
             head.append("    _AR = _np.arange(C.shape[1])")
         src += head + em.lines + ["    return", ""]
 
-        self._pins = []
+        self.may_stutter: list[bool] = []
         for a in m.actions:
             src += self._gen_delta(prog, a)
             src += self._gen_apply(prog, a)
@@ -262,6 +262,8 @@ class VectorKernel:
         em = Emitter(prog, "rows")
         ups = self._updates_code(prog, a, em, check=True)
         pins = pinned_cells(a.guard, lay)
+        never = any(pos is not None and pos in pins and val.const and val.lo != pins[pos] for pos, _, val in ups)
+        self.may_stutter.append(not never)
         const_fp = 0  # XOR of constant parts (no symmetry)
         const_cols = []  # constant (G,) vectors (symmetry)
         parts = []
@@ -348,13 +350,13 @@ class VectorKernel:
     def _gen_apply(self, prog, a) -> list[str]:
         em = Emitter(prog, "rows")
         ups = self._updates_code(prog, a, em, check=False)
-        lines = [f"def apply_{a.id}(C, R):"] + em.lines + ["    out = C[:, R]"]
+        lines = [f"def apply_{a.id}(C, R, out, S):"] + em.lines
         for pos, pcode, val in ups:
             code = val.code if val.kind != "bool" else f"{val.code}.view(_dt_uint8)"
             if pos is not None:
-                lines.append(f"    out[{pos}] = {code}")
+                lines.append(f"    out[{pos}, S] = {code}")
             else:
-                lines.append(f"    out[{pcode}, _np.arange(len(R))] = {code}")
+                lines.append(f"    out[{pcode}, S] = {code}")
         lines.append("    return out")
         return lines + [""]
 
@@ -500,7 +502,7 @@ class VectorKernel:
             return np.ones(cols.shape[1], dtype=bool)
         return np.asarray(fn(cols), dtype=bool)
 
-    def expand_cols(self, cols: np.ndarray, P: np.ndarray) -> Expansion:
+    def expand_cols(self, cols: np.ndarray, P: np.ndarray, need_has: bool = True) -> Expansion:
         """Expand column-major states `cols` (w × n) given their fingerprints `P` (n, or (G, n)
         under every permutation with symmetry)."""
         n = cols.shape[1]
@@ -510,6 +512,7 @@ class VectorKernel:
         fps = P.min(axis=0) if self.symmetric else P
         out_fp, out_rows, out_act, out_len = [], [], [], []
         delta = self._delta
+        stutter = self.may_stutter
         sym = self.symmetric
         chunk = self.chunk
         with np.errstate(all="ignore"):
@@ -523,12 +526,14 @@ class VectorKernel:
                         if allrows is None:
                             allrows = np.arange(k)
                         rows = allrows
-                        hs[:] = True
+                        if need_has:
+                            hs[:] = True
                     else:
                         rows = np.flatnonzero(mask)
                         if not len(rows):
                             continue
-                        hs |= mask
+                        if need_has:
+                            hs |= mask
                     fired[aid] += len(rows)
                     d = delta[aid](C, rows)
                     R = rows + a0 if a0 else rows
@@ -537,10 +542,11 @@ class VectorKernel:
                         cf = (P[:, R] ^ d).min(axis=0)
                     else:
                         cf = pf ^ d
-                    keep = cf != pf
-                    if not keep.all():
-                        cf = cf[keep]
-                        R = R[keep]
+                    if stutter[aid]:
+                        keep = cf != pf
+                        if not keep.all():
+                            cf = cf[keep]
+                            R = R[keep]
                     if len(cf):
                         out_fp.append(cf)
                         out_rows.append(R)
@@ -554,6 +560,8 @@ class VectorKernel:
             cfps = np.zeros(0, dtype=_U64)
             prow = np.zeros(0, dtype=np.int64)
             acts = np.zeros(0, dtype=np.int32)
+        if not need_has:
+            has = None
         return Expansion(self, cols, cfps, prow, acts, fired, has)
 
     def successors_cols(self, cols: np.ndarray, parent_rows: np.ndarray, actions: np.ndarray, known_fps=None):
@@ -561,9 +569,9 @@ class VectorKernel:
         canonical fingerprints, and their fingerprints under every permutation (symmetry) or
         plain fingerprints."""
         k = len(parent_rows)
-        out = np.empty((self.width, k), dtype=self.dtype)
+        out = np.take(cols, parent_rows, axis=1)
         if k:
-            order = np.argsort(actions, kind="stable")
+            order = np.argsort(actions.astype(np.int16) if self.n_actions < 32768 else actions, kind="stable")
             acts_sorted = actions[order]
             bounds = np.flatnonzero(np.diff(acts_sorted)) + 1
             starts = np.concatenate(([0], bounds))
@@ -572,7 +580,7 @@ class VectorKernel:
                 for s0, e0 in zip(starts, ends):
                     sel = order[s0:e0]
                     aid = int(acts_sorted[s0])
-                    out[:, sel] = self._apply[aid](cols, parent_rows[sel])
+                    self._apply[aid](cols, parent_rows[sel], out, sel)
         if known_fps is not None and not self.symmetric:
             return out, known_fps, known_fps
         return self.canonicalise_cols(out)

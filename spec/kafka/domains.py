@@ -37,7 +37,7 @@ Result = EnumDomain("Result", ("COMMIT", "ABORT"))
 Pend = EnumDomain("Pend", ("NONE", "Empty", "Ongoing", "PrepareCommit", "PrepareAbort"))
 PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER"))
 # A leader's VerificationStateEntry / TV2 implicit add in progress for (p, pid).
-Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED"))
+Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY"))
 
 Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
 Tid = IdSet("Tid", size="tids", prefix="tid")          # transactional ids (= producer ids here)

@@ -45,7 +45,7 @@ started = Or(*(Or(pc_add[i][q], pc_b[i][q] != BatchSt.NONE) for q in range(MAXP)
 ROWS = (
     # -- initTransactions ----------------------------------------------------------------------
     Row("PC-01", A, "initTransactions", params=(i,),
-        guard=(pc_st[i] == PcState.UNINITIALIZED, idle_rq),
+        guard=(Or(pc_st[i] == PcState.UNINITIALIZED, And(i == 0, pc_st[i] == PcState.IDLE)), idle_rq),
         updates=(pc_st[i].set(PcState.INITIALIZING), *send(Rq.INIT)),
         ref=f"KAFKA-PROTOCOL §2.2 initTransactions; {TM}.initializeTransactions"),
     Row("PC-02", A, "InitProducerId response NONE", params=(i,),

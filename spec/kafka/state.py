@@ -90,8 +90,8 @@ g_ackc = Var("g_ackc", BOOL, index=(Inc, Txn), init=False, ghost=True, doc="EndT
 g_torn = Var("g_torn", BOOL, init=False, ghost=True, doc="some γ decided both ways")
 g_f2 = Var("g_f2", BOOL, init=False, ghost=True, doc="a retired EndTxn changed the coordinator state")
 g_cereg = Var("g_cereg", BOOL, init=False, ghost=True, doc="a marker with a lower coordinator epoch was appended")
+g_lso_dec = Var("g_lso_dec", BOOL, init=False, ghost=True, doc="an LSO update lowered the LSO (ORD-3)")
 g_vislost = Var("g_vislost", BOOL, init=False, ghost=True, doc="a visible record was later aborted (DUR-2)")
-g_lso_hi = Var("g_lso_hi", Offset, index=(Part,), init=0, ghost=True, doc="highest LSO so far")
 w_fence = Var("w_fence", BOOL, init=False, ghost=True, doc="witness: an Ongoing transaction was fenced")
 w_redrive = Var("w_redrive", BOOL, init=False, ghost=True, doc="witness: a failover re-drove Prepare*")
 w_vrej = Var("w_vrej", BOOL, init=False, ghost=True, doc="witness: verification / implicit add rejected a batch")
@@ -104,4 +104,4 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
         env_to, env_dl, env_dup, env_loss, env_exp,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_ack, g_ackc,
-        g_torn, g_f2, g_cereg, g_vislost, g_lso_hi, w_fence, w_redrive, w_vrej, w_dup)
+        g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup)

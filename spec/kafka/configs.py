@@ -1,0 +1,44 @@
+"""Configuration constants and named presets. Every fault spends a budget; recovery is free."""
+from txncheck.spec.model import ConfigParam, NamedConfig
+
+from .domains import MAXP, MAXS
+
+PARAMS = (
+    ConfigParam("protocol", "tv2", "protocol version (§4): kip98 = (a) KIP-98 as shipped, verify = (b) + KIP-890 "
+                "part 1 partition verification, tv2 = (c) KIP-890 part 2", choices=("kip98", "verify", "tv2")),
+    ConfigParam("incs", 2, "producer incarnations of the transactional id (1 + restarts)", lo=1, hi=3),
+    ConfigParam("tids", 1, "transactional ids (2: incarnation 2 is another worker's tid, variant B7)", lo=1, hi=2),
+    ConfigParam("parts", 1, f"data partitions (<= {MAXP})", lo=1, hi=MAXP),
+    ConfigParam("txns", 2, "transactions in each incarnation's script", lo=1, hi=3),
+    ConfigParam("slots", 8, f"log slots per partition (<= {MAXS}); BOUNDS flags a config that fills them", lo=2, hi=MAXS),
+    ConfigParam("maxe", 8, "largest producer epoch the model issues (a bump beyond it is disabled)", lo=1, hi=30),
+    ConfigParam("maxseq", 3, "largest sequence number", lo=1, hi=8),
+    ConfigParam("timeouts", 1, "budget: coordinator transaction-timeout aborts (T1)", lo=0, hi=3),
+    ConfigParam("failovers", 1, "budget: coordinator failovers per tid", lo=0, hi=3),
+    ConfigParam("delays", 1, "budget: produce requests delayed past the client's delivery timeout", lo=0, hi=3),
+    ConfigParam("duplicates", 1, "budget: produce requests resent by the client while still in flight", lo=0, hi=3),
+    ConfigParam("losses", 0, "budget: coordinator requests or responses lost (client times out, retries)", lo=0, hi=3),
+    ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
+    ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
+    ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
+    ConfigParam("client_bump", 0, "1: a failed batch sets epochBumpRequired (Java client 2.5+ canBumpEpoch); "
+                "0: only OUT_OF_ORDER_SEQUENCE does (§2.2, the reference's client)", lo=0, hi=1),
+)
+
+_BASE = (("incs", 2), ("txns", 2), ("parts", 1), ("slots", 8), ("maxe", 8), ("maxseq", 3))
+CONFIGS = (
+    NamedConfig("tiny", (("protocol", "tv2"), *_BASE, ("timeouts", 1), ("failovers", 1), ("delays", 1),
+                         ("duplicates", 1), ("losses", 0), ("expiries", 0), ("zombies", 0), ("app_aborts", 0)),
+                "One tid, 2 incarnations (one crash/restart), 2 transactions each, 1 data partition, 8 log slots; "
+                "budgets: 1 timeout abort, 1 coordinator failover, 1 delayed (expired) produce, 1 duplicate "
+                "produce; no zombie, no loss, no producer-state expiry, no voluntary abort. "
+                "Seconds under the scalar engine; every sometimes is witnessed under tv2."),
+    NamedConfig("ci", (("protocol", "tv2"), *_BASE, ("timeouts", 1), ("failovers", 1), ("delays", 1),
+                       ("duplicates", 1), ("losses", 1), ("expiries", 0), ("zombies", 1), ("app_aborts", 1)),
+                "tiny plus a zombie (the crashed incarnation may run on), 1 lost coordinator request or response, "
+                "and voluntary aborts."),
+    NamedConfig("nightly", (("protocol", "tv2"), ("incs", 2), ("txns", 2), ("parts", 2), ("slots", 10),
+                            ("maxe", 8), ("maxseq", 3), ("timeouts", 1), ("failovers", 1), ("delays", 1),
+                            ("duplicates", 1), ("losses", 1), ("expiries", 1), ("zombies", 1), ("app_aborts", 1)),
+                "ci with 2 data partitions, 10 log slots and 1 producer-state expiry."),
+)

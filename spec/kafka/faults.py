@@ -1,0 +1,86 @@
+"""Environment tables: the network (NET-*) and faults (FLT-*), each spending a budget of the config.
+
+Delays and reordering need no row: every in-flight message is delivered by its receiver's row in
+any order and at any later time. Client-side produce expiry (PC-12) and produce retries (PC-13)
+are producer rows because the client decides them; they spend `delays` and `duplicates`.
+"""
+from txncheck.spec.domains import BOOL
+from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
+from txncheck.spec.model import Row, Table
+
+from .domains import MAXP, CResp, Inc, Outcome, Pend, PendBy, PcState, Result, Tid, TxnState as S, Ver
+from .state import (env_loss, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
+                    tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e,
+                    tl_parts, tl_st, w_redrive)
+from .txnlog import clear_pend, decide, markers
+
+i = Param("i", Inc)
+t = Param("t", Tid)
+d = Param("durable", BOOL)
+
+NET = Table("network", (
+    Row("NET-01", "network", "drop a coordinator request", params=(i,),
+        guard=(n_creq[i], env_loss < Config("losses")),
+        updates=(n_creq[i].set(False), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
+        ref="KAFKA-PROTOCOL §1.7 network: drop (the client times out, outcome indefinite)"),
+    Row("NET-02", "network", "drop a coordinator response", params=(i,),
+        guard=(n_cresp[i] != CResp.NONE, env_loss < Config("losses")),
+        updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
+        tags=("network",),
+        ref="KAFKA-PROTOCOL §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
+), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).")
+
+prev = Max(i - 1, 0)
+pend_state = If(tc_pend[t] == Pend.Empty, S.Empty, If(tc_pend[t] == Pend.Ongoing, S.Ongoing,
+                                                         If(tc_pend[t] == Pend.PrepareCommit, S.PrepareCommit,
+                                                            S.PrepareAbort)))
+new_st = If(d, pend_state, tl_st[t])
+new_e = If(d, tc_pend_e[t], tl_e[t])
+
+
+def new_parts(q):
+    pend_parts = If(tc_pend[t] == Pend.Empty, False,
+                    If(tc_pend[t] == Pend.Ongoing, Or(tc_parts[t][q], tc_pend_p[t] == q), tc_parts[t][q]))
+    return If(d, pend_parts, tl_parts[t][q])
+
+
+redrive = Or(new_st == S.PrepareCommit, new_st == S.PrepareAbort)
+waiting_client = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT)
+waiting_leader = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.LEADER)
+cli_resp = n_cresp[tc_pend_cli[t]]
+lead_ver = pl_ver[tc_pend_p[t]][t]
+
+FLT = Table("faults", (
+    Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,),
+        guard=(i >= 1, pc_st[i] == PcState.IDLE, pc_st[prev] != PcState.IDLE),
+        updates=(pc_st[i].set(PcState.UNINITIALIZED), pc_st[prev].set(PcState.CRASHED)), tags=("crash",),
+        ref="KAFKA-PROTOCOL §1.1 incarnations, §1.7 crash: a new process with the same tid starts UNINITIALIZED; "
+            "its requests still in flight may arrive later"),
+    Row("FLT-02", "env", "producer restart leaving a zombie", params=(i,),
+        guard=(Config("zombies") >= 1, i >= 1, pc_st[i] == PcState.IDLE,
+               Not(pc_st[prev].is_in(PcState.IDLE, PcState.CRASHED, PcState.FATAL_ERROR))),
+        updates=(pc_st[i].set(PcState.UNINITIALIZED),), tags=("zombie",),
+        ref="KAFKA-PROTOCOL §1.7 zombie: the old incarnation is paused, not dead, and resumes later"),
+    Row("FLT-03", "env", "coordinator failover (reload, ce+1, re-drive)", params=(t, d),
+        guard=(tc_ce[t] < Config("failovers"), Or(Not(d), tc_pend[t] != Pend.NONE)),
+        updates=(tl_st[t].set(new_st), tl_e[t].set(new_e),
+                 *[tl_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
+                 tc_st[t].set(new_st), tc_e[t].set(new_e), tc_last[t].set(-1),
+                 *[tc_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
+                 tc_ce[t].set(tc_ce[t] + 1),
+                 *[u for u in markers(t, tc_ce[t] + 1, If(new_st == S.PrepareCommit, Result.COMMIT, Result.ABORT),
+                                      new_e, lambda q: And(redrive, new_parts(q)))],
+                 *decide(t, If(tc_pend[t] == Pend.PrepareCommit, Outcome.COMMIT, Outcome.ABORT),
+                         And(d, tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_st[t] == S.Ongoing)),
+                 cli_resp.set(If(waiting_client, CResp.RETRY, cli_resp)),
+                 lead_ver.set(If(And(waiting_leader, lead_ver == Ver.PENDING), Ver.RETRY, lead_ver)),
+                 w_redrive.set(Or(w_redrive, redrive)),
+                 *clear_pend()),
+        tags=("crash",),
+        ref="KAFKA-PROTOCOL §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "
+            "Prepare* re-driven with the new coordinator epoch); TransactionStateManager."
+            "loadTransactionsForTxnTopicPartition, TransactionCoordinator.onElection",
+        doc="`durable` says whether the pending transition's append reached the HW before the leader "
+            "changed; either way the waiting client gets NOT_COORDINATOR. The deposed coordinator's "
+            "markers already sent stay in flight (W2 fences them)."),
+), doc="Faults: producer crash/restart and zombies; transaction-coordinator failover.")

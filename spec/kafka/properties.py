@@ -1,0 +1,124 @@
+"""Properties of §5 with Kafka's names, over ghost and protocol state.
+
+RC(p), the records a read_committed reader gets, are the data slots below LSO(p) that are not in
+an aborted span: {s < LSO(p) : kind = DATA ∧ outcome ≠ ABORT}. RU(p) is every data slot below the
+HW (= log end). Two-state properties (DUR-2, ORD-3's monotonic LSO) are ghost flags set by the
+rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on every transition.
+"""
+from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
+from txncheck.spec.model import Always, Recoverable, Sometimes
+
+from .domains import CEpoch, BatchSt, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use, Ver
+from .state import (env_to, g_ack, g_ackc, g_cereg, g_dec, g_f2, g_lso_dec, g_torn, g_vislost, log_inc, log_k,
+                    log_kind, log_out, log_pid, log_ret, log_e, log_seq, n_mk, n_prod, pc_e, pc_st, pl_end, pl_first,
+                    pl_lso, pl_open, tc_pend, tc_st, tl_parts, tl_st, w_dup, w_fence, w_redrive, w_vrej)
+
+DATA = Kind.DATA
+PREPARE = (S.PrepareCommit, S.PrepareAbort)
+
+
+def data(p, s):
+    return log_kind[p][s] == DATA
+
+
+def in_rc(p, s):
+    return And(s < pl_lso[p], data(p, s), log_out[p][s] != Outcome.ABORT)
+
+
+def all_slots(fn):
+    return ForAll(Part, lambda p: ForAll(Slot, lambda s: fn(p, s)))
+
+
+quiescent = And(ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))),
+                ForAll(Tid, lambda t: And(Not(tc_st[t].is_in(*PREPARE)), tc_pend[t] == 0)),
+                ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Not(n_mk[t][p][c])))))
+
+LIVE_CLIENT = (PcState.IDLE, PcState.UNINITIALIZED, PcState.FATAL_ERROR, PcState.CRASHED)
+
+PROPERTIES = (
+    Always("ATOM-1", all_slots(lambda p, s: Implies(And(s < pl_lso[p], data(p, s)), log_out[p][s] == Outcome.COMMIT)),
+           "No aborted or open read: every record below the LSO is in a span closed by a COMMIT marker.",
+           ref="KAFKA-PROTOCOL §5.2 ATOM-1"),
+    Always("ATOM-2", all_slots(lambda p, s: Implies(And(data(p, s), log_out[p][s] != Outcome.NONE),
+                                                     log_out[p][s] == g_dec[log_inc[p][s]][log_k[p][s]])),
+           "Partition outcome = decision: a closed record's marker equals decided[γ(record)].",
+           ref="KAFKA-PROTOCOL §5.2 ATOM-2"),
+    Always("DECIDE-1", Not(g_torn), "No γ is both committed and aborted.", ref="KAFKA-PROTOCOL §5.2 structural"),
+    Always("DUR-1", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
+        g_ackc[i][k], And(g_dec[i][k] == Outcome.COMMIT,
+                          all_slots(lambda p, s: Implies(And(data(p, s), log_inc[p][s] == i, log_k[p][s] == k),
+                                                         log_out[p][s] != Outcome.ABORT)))))),
+           "Commit is final: an acknowledged EndTxn(COMMIT) means decided COMMIT and no ABORT marker for γ "
+           "(a durable PrepareCommit fixes the decision: DECIDE-1).", ref="KAFKA-PROTOCOL §5.2 DUR-1"),
+    Always("DUR-2", And(Not(g_vislost), Not(g_lso_dec)),
+           "Stable visibility: no record leaves RC(p) (an ABORT never closes a record below the LSO) and the "
+           "LSO never moves back, so RC(p) only grows at its end.", ref="KAFKA-PROTOCOL §5.2 DUR-2"),
+    Always("DUR-3", Implies(quiescent, ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
+        And(in_use(p), g_ack[i][p][k], g_dec[i][k] == Outcome.COMMIT),
+        Exists(Slot, lambda s: And(in_rc(p, s), log_inc[p][s] == i, log_k[p][s] == k))))))),
+           "No lost acknowledged write: at quiescence every acknowledged batch of a COMMIT-decided γ is in RC(p).",
+           ref="KAFKA-PROTOCOL §5.2 DUR-3"),
+    Always("ORD-1", ForAll(Part, lambda p: ForAll(Slot, lambda s: (s < pl_end[p]) == (log_kind[p][s] != Kind.EMPTY))),
+           "Offset order: the log is a gap-free prefix of slots, so RC and RU list records in offset order.",
+           ref="KAFKA-PROTOCOL §5.2 ORD-1"),
+    Always("ORD-2", all_slots(lambda p, s: Implies(
+        And(data(p, s), log_out[p][s] != Outcome.NONE),
+        Exists(Slot, lambda s2: And(s2 > s, log_pid[p][s2] == log_pid[p][s],
+                                    log_kind[p][s2] == Kind.COMMIT + log_out[p][s] - Outcome.COMMIT)))),
+           "Marker order: a closed record is followed by a marker of its pid with its outcome "
+           "(one open span per (p, pid) is structural: pl_open is a flag).", ref="KAFKA-PROTOCOL §5.2 ORD-2"),
+    Always("ORD-3", And(Not(g_lso_dec), ForAll(Part, lambda p: And(
+        pl_lso[p] <= pl_end[p], ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
+           "LSO never decreases, LSO <= HW, and LSO <= the first offset of every open span.",
+           ref="KAFKA-PROTOCOL §5.2 ORD-3"),
+    Always("ORD-4", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
+        And(s < s2, data(p, s), data(p, s2), log_pid[p][s] == log_pid[p][s2], log_e[p][s] == log_e[p][s2]),
+        log_seq[p][s] < log_seq[p][s2]))),
+           "Producer order: within one (pid, e) at p, sequence numbers strictly increase.",
+           ref="KAFKA-PROTOCOL §5.2 ORD-4"),
+    Always("DUP-1", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
+        And(s < s2, data(p, s), data(p, s2)),
+        Or(log_inc[p][s] != log_inc[p][s2], log_k[p][s] != log_k[p][s2])))),
+           "Idempotence: each client batch (γ, p) appears at most once in p's log.", ref="KAFKA-PROTOCOL §5.2 DUP-1"),
+    Always("FENCE-1", all_slots(lambda p, s: Implies(And(data(p, s), log_ret[p][s]), log_out[p][s] != Outcome.COMMIT)),
+           "Zombie writes: no batch appended while Retired(pid, e) held is ever committed.",
+           ref="KAFKA-PROTOCOL §5.2 FENCE-1"),
+    Always("FENCE-2", Not(g_f2), "Zombie decisions: no EndTxn with a retired epoch prepares a transition.",
+           ref="KAFKA-PROTOCOL §5.2 FENCE-2"),
+    Always("FENCE-3", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
+        And(i < j, Not(pc_st[i].is_in(*LIVE_CLIENT)), Not(pc_st[j].is_in(*LIVE_CLIENT)),
+            pc_st[i] != PcState.INITIALIZING, pc_st[j] != PcState.INITIALIZING, pc_e[i] != -1),
+        pc_e[i] != pc_e[j]))),
+           "Unique epochs: no two live incarnations (of one tid) hold the same (pid, e).",
+           ref="KAFKA-PROTOCOL §5.2 FENCE-3"),
+    Always("CEPOCH-1", Not(g_cereg),
+           "Coordinator epochs at partitions never decrease: no marker with a lower ce is appended.",
+           ref="KAFKA-PROTOCOL §5.2 structural; ProducerAppendInfo.checkCoordinatorEpoch"),
+    Always("TRACK-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
+        pl_open[p][t], And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p])))),
+           "No untracked span: every open span's pid has a durable Ongoing/Prepare* record listing p.",
+           ref="KAFKA-PROTOCOL §5.2 TRACK-1"),
+    Always("BOUNDS", ForAll(Part, lambda p: pl_end[p] < Config("slots")),
+           "The log never fills its last slot, so no append was ever refused for lack of room "
+           "(a config that hits this is too small to be trusted).", ref="model bound"),
+    Recoverable("LIVE-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))),
+                "No hanging transaction: every open span can still be closed by protocol actions (no admin abort).",
+                exclude_tags=("admin",), ref="KAFKA-PROTOCOL §5.3 LIVE-1"),
+    Recoverable("LIVE-2", ForAll(Tid, lambda t: Not(tl_st[t].is_in(*PREPARE))),
+                "Decisions complete: a tid in Prepare* can reach CompleteX.", ref="KAFKA-PROTOCOL §5.3 LIVE-2"),
+    Recoverable("LIVE-3", ForAll(Inc, lambda i: pc_st[i].is_in(PcState.READY, PcState.IDLE, PcState.FATAL_ERROR,
+                                                               PcState.CRASHED)),
+                "Clients proceed: every incarnation that is not FATAL or crashed can reach READY.",
+                ref="KAFKA-PROTOCOL §5.3 LIVE-3"),
+    Sometimes("Commit", Exists(Part, lambda p: Exists(Slot, lambda s: in_rc(p, s))),
+              "A committed record becomes visible to read_committed readers."),
+    Sometimes("Abort", Exists(Part, lambda p: Exists(Slot, lambda s: And(data(p, s), log_out[p][s] == Outcome.ABORT))),
+              "A record is aborted by an ABORT marker."),
+    Sometimes("Fence", w_fence, "InitProducerId fences an Ongoing transaction (I11)."),
+    Sometimes("TimeoutAbort", And(env_to >= 1, Exists(Tid, lambda t: tl_st[t] == S.CompleteAbort)),
+              "The coordinator times a transaction out and completes the abort (T1)."),
+    Sometimes("FailoverRedrive", w_redrive, "A coordinator failover re-drives a Prepare* transaction (L3)."),
+    Sometimes("VerificationRejected", w_vrej,
+              "A partition leader's verification / TV2 implicit add rejects a batch (P3, KIP-890)."),
+    Sometimes("DuplicateAbsorbed", w_dup, "A resent batch is answered as a duplicate (P5)."),
+)
