@@ -32,6 +32,9 @@ def register(subparsers) -> None:
     p.add_argument("--verify", action="store_true", help="run determinism, completeness, type and conformance checks")
     p.add_argument("--check", action="append", choices=CHECKS, help="run only these checks (repeatable)")
     p.add_argument("--table", action="append", metavar="ACTOR", help="only these tables (repeatable)")
+    p.add_argument("--assume-invariants", action="store_true",
+                   help="check only states satisfying the spec's strengthening invariants (prove them with "
+                   "`txncheck bmc SPEC --induction K`)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(run=run)
 
@@ -49,7 +52,8 @@ def run(args) -> int:
     report = None
     if args.verify:
         from txncheck.checker.symbolic.tables import verify_tables
-        report = verify_tables(m, tuple(args.check or CHECKS), tuple(args.table) if args.table else None)
+        report = verify_tables(m, tuple(args.check or CHECKS), tuple(args.table) if args.table else None,
+                               assume_invariants=args.assume_invariants)
     if args.json:
         out = {"spec": m.spec.name, "variant": m.spec.variant, "config": m.config.to_json(),
                "rows": [ln.to_json() for ln in lines]}

@@ -219,3 +219,22 @@ def test_kafka_baseline_tables_are_clean():
     r = verify_tables(ground(spec, spec.resolve_config("tiny")))
     assert r.ok, r.text()
     assert r.checked["conformance"] > 0
+
+
+def test_handler_of_another_trigger_counts_when_it_answers_the_same_request():
+    # split S-03 off into its own trigger name: it still answers Handle requests in state done
+    from dataclasses import replace
+    rows = tuple(replace(r, trigger="Handle (done)") if r.id == "S-03" else r for r in SERVER.rows)
+    spec = replace(FIXTURE, tables=(replace(SERVER, rows=rows), CLIENT))
+    r = verify_tables(ground(spec, spec.resolve_config("tiny")))
+    assert not by_check(r, "completeness"), r.text()
+
+
+def test_assume_invariants_restricts_the_states_checked():
+    from dataclasses import replace
+    inv = Always("CounterBelow2", n < 2)
+    spec = replace(FIXTURE.with_variant("out-of-domain"), invariants_for_induction=(inv,))
+    m = ground(spec, spec.resolve_config("tiny"))
+    assert by_check(verify_tables(m), "type")
+    r = verify_tables(m, assume_invariants=True)
+    assert not by_check(r, "type") and any("CounterBelow2" in n for n in r.notes)

@@ -173,10 +173,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             manifest.clear_levels_from(0, 0)
 
     spark = None
+    owned = True
     nonce = uuid.uuid4().hex
     try:
         if not st.finished or not records:
-            spark = _session(sopts, workdir)
+            spark, owned = _session(sopts, workdir)
             if partitions is None:
                 dp = spark.sparkContext.defaultParallelism
                 partitions = int(sopts.partitions or max(4, 2 * dp))
@@ -213,16 +214,8 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         manifest.data["finished"] = True
         manifest.save()
     finally:
-        if spark is not None:
+        if spark is not None and owned:
             spark.stop()
-        try:  # the JVM's py4j gateway: stop it so the process exits promptly
-            from pyspark import SparkContext
-            if SparkContext._gateway is not None and SparkContext._active_spark_context is None:
-                SparkContext._gateway.shutdown()
-                SparkContext._gateway = None
-                SparkContext._jvm = None
-        except Exception:
-            pass
 
     (fps, parent, action), masks = storage.build_index(root, st.levels, list(recoverable))
     offsets = np.concatenate([[0], np.cumsum(st.levels)]).astype(np.int64)
@@ -273,8 +266,14 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
 
 
 def _session(sopts: SparkOptions, workdir: str):
+    """(session, owned): an active session is reused (and left running) when allowed."""
+    if sopts.reuse_session:
+        from pyspark.sql import SparkSession
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active, False
     from .session import start_session
-    return start_session(sopts, workdir)
+    return start_session(sopts, workdir), True
 
 
 def _initial_level(kernel, model, root, partitions, always, sometimes, recoverable) -> dict:

@@ -107,5 +107,6 @@ class SparkOptions:
     ship_package: bool = True            # zip txncheck and addPyFile it to executors
     keep_store: bool | None = None       # None: keep when `store` was given
     quiet: bool = True
+    reuse_session: bool = True           # use an already active SparkSession (and leave it running)
     app_name: str = "txncheck"
     extra: dict = field(default_factory=dict, compare=False, hash=False)

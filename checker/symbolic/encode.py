@@ -212,7 +212,7 @@ class Encoder:
 
     def _defined(self, e: GExpr):
         T = z3.BoolVal(True)
-        if isinstance(e, (GConst, GCell)):
+        if not may_fail(e):
             return T
         if isinstance(e, GDyn):
             parts = []
@@ -245,13 +245,34 @@ class Encoder:
                     prefix.append(v)
             return _and(parts)
         if op == "ite":
-            c = self.bool(args[0])
-            return _and([self.defined(args[0]),
-                         z3.If(c, self.defined(args[1]), self.defined(args[2]))])
+            dt, de = self.defined(args[1]), self.defined(args[2])
+            branch = T if z3.is_true(dt) and z3.is_true(de) else z3.If(self.bool(args[0]), dt, de)
+            return _and([self.defined(args[0]), branch])
         parts = [self.defined(a) for a in args]
         if op in ("//", "%"):
             parts.append(self.int(args[1]) != 0)
         return _and(parts)
+
+
+_MAY_FAIL: dict = {}
+
+
+def may_fail(e: GExpr) -> bool:
+    """Can evaluating `e` raise (a computed index, a table lookup, a division)? Cached by identity."""
+    key = id(e)
+    hit = _MAY_FAIL.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if isinstance(e, (GConst, GCell)):
+        out = False
+    elif isinstance(e, (GDyn, GTable)):
+        out = True
+    elif e.op in ("//", "%") and not (isinstance(e.args[1], GConst) and e.args[1].value != 0):
+        out = True
+    else:
+        out = any(may_fail(a) for a in e.args)
+    _MAY_FAIL[key] = (e, out)
+    return out
 
 
 def _and(parts):

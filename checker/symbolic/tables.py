@@ -120,12 +120,15 @@ def _conjuncts(g) -> tuple:
 
 
 class _Checker:
-    def __init__(self, m: GroundModel):
+    def __init__(self, m: GroundModel, assume_invariants: bool = False):
         self.m = m
         self.state = make_state(m, "s")
         self.enc = Encoder(self.state)
         self.solver = z3.Solver()
         self.solver.add(*domain_constraints(m, self.state))
+        if assume_invariants:
+            for p in m.strengthening:
+                self.solver.add(self.enc.defined(p.expr), self.enc.bool(p.expr))
         self.timer = Timer()
         self.table_of = {r.id: t for t in m.spec.tables for r in t.rows}
 
@@ -182,7 +185,10 @@ class _Checker:
         return n
 
     # -- completeness ---------------------------------------------------------------------------
-    def completeness(self, table, trigger, actions, report):
+    def implies(self, label, premise, conclusion) -> bool:
+        return self.sat(label, premise, z3.Not(conclusion)) is None
+
+    def completeness(self, table, trigger, actions, table_actions, report):
         rows = []
         for a in actions:
             if a.row not in rows:
@@ -197,28 +203,62 @@ class _Checker:
         n = 0
         spontaneous = True
         for k, acts in groups.items():
-            common = [c for c in _conjuncts(acts[0].guard)
-                      if all(c in _conjuncts(b.guard) for b in acts[1:])]
-            if not common:
+            if len(acts) == 1:
+                # a single action: its guard is its own precondition, complete by construction
+                spontaneous = False
+                n += 1
+                continue
+            binding = ", ".join(f"{nm}={v}" for nm, v in k)
+            # the precondition: every conjunct (of any row of the group) that every guard implies
+            cands = []
+            for a in acts:
+                for c in _conjuncts(a.guard):
+                    if c not in cands:
+                        cands.append(c)
+            pre_parts = []
+            for c in cands:
+                cz = z3.And(self.enc.defined(c), self.enc.bool(c))
+                if all(c in _conjuncts(a.guard) or
+                       self.implies(f"precondition {table.actor}.{trigger}({binding})", self.guard(a), cz)
+                       for a in acts):
+                    pre_parts.append((c, cz))
+            if not pre_parts:
                 continue
             spontaneous = False
-            if len(acts) == 1:
-                n += 1  # one action whose guard is its own precondition: complete by construction
-                continue
-            pre = z3.And(*[z3.And(self.enc.defined(c), self.enc.bool(c)) for c in common])
-            answered = z3.Or(*[self.guard(a) for a in acts])
+            pre_exprs = [c for c, _ in pre_parts]
+            pre = z3.And(*[cz for _, cz in pre_parts])
+            pre_cells = set().union(*[cells_read(c) for c in pre_exprs])
+            # the handlers: actions of the table (any trigger) for the same request key whose guard
+            # implies the precondition, i.e. rows that answer this kind of request
+            handlers = []
+            bind = dict(k)
+            for b in table_actions:
+                pb = dict(b.params)
+                if any(pb[x] != v for x, v in bind.items() if x in pb):
+                    continue
+                if b in acts:
+                    handlers.append(b)
+                    continue
+                gc = _conjuncts(b.guard)
+                if all(c in gc for c in pre_exprs):
+                    handlers.append(b)
+                    continue
+                if not pre_cells <= cells_read(b.guard):
+                    continue
+                if self.implies(f"handler {b.label} of {trigger}", self.guard(b), pre):
+                    handlers.append(b)
             n += 1
-            binding = ", ".join(f"{nm}={v}" for nm, v in k)
+            answered = z3.Or(*[self.guard(a) for a in handlers])
             mdl = self.sat(f"completeness {table.actor}.{trigger}({binding})", pre, z3.Not(answered))
             if mdl is not None:
-                wit, st = self.witness(mdl, tuple(common) + tuple(a.guard for a in acts))
-                row_ids = tuple(dict.fromkeys(a.row.id for a in acts))
+                wit, st = self.witness(mdl, tuple(pre_exprs) + tuple(a.guard for a in handlers))
+                row_ids = tuple(dict.fromkeys(a.row.id for a in handlers))
                 report.findings.append(TableFinding(
                     "completeness", table.actor, trigger, row_ids,
                     f"a {trigger} request{f' ({binding})' if binding else ''} can be present in a state "
                     f"where none of rows {', '.join(row_ids)} answers it; add a row (a reply or an "
                     f"explicit rejection) for that state",
-                    tuple(a.label for a in acts), wit, st))
+                    tuple(a.label for a in handlers), wit, st))
         if spontaneous:
             report.notes.append(f"table {table.actor}, trigger {trigger}: its rows share no guard conjunct, "
                                 "so it is treated as spontaneous (no completeness obligation)")
@@ -368,13 +408,22 @@ def _label(domain, value, env):
     return domain.label(value, env)
 
 
-def verify_tables(m: GroundModel, checks=CHECKS, tables: tuple[str, ...] | None = None) -> TableReport:
-    """Run the table checks on a ground model; findings are in table order, then trigger order."""
+def verify_tables(m: GroundModel, checks=CHECKS, tables: tuple[str, ...] | None = None,
+                  assume_invariants: bool = False) -> TableReport:
+    """Run the table checks on a ground model; findings are in table order, then trigger order.
+
+    With `assume_invariants`, the states checked are those within the type bounds that satisfy the
+    spec's strengthening invariants (`Spec.invariants_for_induction`); that is sound only once
+    `txncheck bmc SPEC --induction K` has proved them, and the report says so in a note."""
     unknown = set(checks) - set(CHECKS)
     if unknown:
         raise SpecError(f"unknown table check(s) {', '.join(sorted(unknown))}; choose from {', '.join(CHECKS)}")
-    ck = _Checker(m)
+    ck = _Checker(m, assume_invariants)
     report = TableReport(m.spec.name, m.config.to_json())
+    if assume_invariants:
+        names = ", ".join(p.name for p in m.strengthening) or "none declared"
+        report.notes.append(f"states restricted to the strengthening invariants ({names}); prove them with "
+                            f"`txncheck bmc {m.spec.name} --induction K`")
     by_table: dict = {}
     for a in m.actions:
         by_table.setdefault(ck.table_of[a.row.id].actor, []).append(a)
@@ -395,7 +444,7 @@ def verify_tables(m: GroundModel, checks=CHECKS, tables: tuple[str, ...] | None 
                     counts[c] += ck.determinism(table, trig, ta, report)
             elif c == "completeness":
                 for trig, ta in triggers.items():
-                    counts[c] += ck.completeness(table, trig, ta, report)
+                    counts[c] += ck.completeness(table, trig, ta, acts, report)
             elif c == "type":
                 for a in acts:
                     counts[c] += ck.type_preservation(table, a, report)

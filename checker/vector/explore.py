@@ -129,12 +129,12 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
         generated += exp.generated
         fired += exp.fired
         found = False
-        if options.check_deadlock and deadlock is None:
-            dead = ~exp.has_successor
-            if dead.any():
-                dead &= ~kernel.terminal_cols(cols)
-                if dead.any():
-                    deadlock = base + int(np.argmax(dead))
+        if options.check_deadlock:
+            dead = np.flatnonzero(~exp.has_successor)
+            if len(dead):
+                dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
+                if len(dead) and deadlock is None:
+                    deadlock = base + int(dead[0])  # level sorted by fingerprint: the least
                     found = True
 
         # -- deduplicate --------------------------------------------------------------------

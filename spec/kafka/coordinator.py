@@ -10,14 +10,14 @@ one producer id per transactional id that never rotates (no epoch overflow, so I
 TV2 `nextProducerId` path are absent); request timeouts are never out of range (I1); the
 coordinator is always loaded when a request arrives (C1/C2: the load is atomic with failover).
 """
-from txncheck.spec.expr import And, Config, If, Not, Or, Param
+from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Conformance, Row, Table
 
-from .domains import (Inc, Part, Pend, PendBy, PResp, Rq, CResp, TxnState as S, Txn, TV01, TV2, VERIFY,
+from .domains import (tid_used, PcState, Inc, Part, Pend, PendBy, PResp, Rq, CResp, TxnState as S, Txn, TV01, TV2, VERIFY,
                       in_use, tid_of)
-from .state import (b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
+from .state import (pc_st, pc_k, b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
                     pl_vk, tc_e, tc_last, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
-                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej)
+                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej, g_pk)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -108,7 +108,7 @@ ROWS = (
         guard=(TV01, *req(Rq.ADD), pc_rqp[i] == p, e_req == cur, no_pend,
                tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-        updates=prepare(Pend.Ongoing, cur, tc_last[T], part=p),
+        updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(pc_k[i])),
         ref="KAFKA-PROTOCOL §3.2 A5 (prepareAddPartitions; TL)"),
     # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
     Row("TC-20", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req != cur),
@@ -171,7 +171,7 @@ ROWS = (
 from .domains import Tid  # noqa: E402
 t = Param("t", Tid)
 TIMEOUT = Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
-              guard=(tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
+              guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
                      tc_e[t] < Config("maxe")),
               updates=(tc_e[t].set(tc_e[t] + 1), tc_pend[t].set(Pend.PrepareAbort), tc_pend_e[t].set(tc_e[t] + 1),
                        tc_pend_last[t].set(-1), tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0),
@@ -179,6 +179,20 @@ TIMEOUT = Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", par
               tags=("timeout",),
               ref="KAFKA-PROTOCOL §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
                   "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix")
+
+ABANDONED = Row(
+    "TC-41", A, "transaction timeout of an abandoned transaction", params=(t,),
+    guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, tc_e[t] < Config("maxe"),
+           ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
+               pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
+                              PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t]))))),
+    updates=(tc_e[t].set(tc_e[t] + 1), tc_pend[t].set(Pend.PrepareAbort), tc_pend_e[t].set(tc_e[t] + 1),
+             tc_pend_last[t].set(-1), tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0), tc_pend_p[t].set(0)),
+    tags=("timeout",),
+    ref="KAFKA-PROTOCOL §3.9 T1; TransactionCoordinator.abortTimedOutTransactions",
+    doc="The same T1 as TC-40, free of the `timeouts` budget when no incarnation is inside a transaction with "
+        "the current epoch: the timer fires eventually for a transaction nobody will end (recovery is free; "
+        "the budget bounds only timeouts that hit a live producer).")
 
 # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
 e_b = b_e[i][p][k]
@@ -216,6 +230,7 @@ VERIFY_ROWS = (
     Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-        updates=prepare(Pend.Ongoing, cur, tc_last[T], by=PendBy.LEADER, part=p)[:-1],
+        updates=(*prepare(Pend.Ongoing, cur, tc_last[T], by=PendBy.LEADER, part=p)[:-1], pl_ver[p][T].set(5),
+                 g_pk[T].set(k)),
         ref="KAFKA-PROTOCOL §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
 )

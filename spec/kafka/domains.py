@@ -9,6 +9,7 @@ from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
 from txncheck.spec.expr import Config, Min
 
 MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
+MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
 MAXS = 10  # log slots per partition the tables are written for (config `slots` <= MAXS)
 
 Protocol = EnumDomain("Protocol", ("kip98", "verify", "tv2"))
@@ -37,10 +38,10 @@ Result = EnumDomain("Result", ("COMMIT", "ABORT"))
 Pend = EnumDomain("Pend", ("NONE", "Empty", "Ongoing", "PrepareCommit", "PrepareAbort"))
 PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER"))
 # A leader's VerificationStateEntry / TV2 implicit add in progress for (p, pid).
-Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY"))
+Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY", "ADDING"))
 
 Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
-Tid = IdSet("Tid", size="tids", prefix="tid")          # transactional ids (= producer ids here)
+Tid = IdSet("Tid", size=MAXT, prefix="tid")            # transactional ids (= producer ids here)
 Part = IdSet("Part", size=MAXP, prefix="p")            # data partitions
 Slot = IdSet("Slot", size=MAXS, prefix="o")            # log offsets
 Txn = IntRange("Txn", 1, "txns")                       # transaction counter k of an incarnation
@@ -70,3 +71,8 @@ def tid_of(i):
 def in_use(p):
     """Partition `p` exists in this configuration."""
     return p < Config("parts")
+
+
+def tid_used(t):
+    """Transactional id `t` exists in this configuration."""
+    return t < Config("tids")

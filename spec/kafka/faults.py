@@ -8,10 +8,10 @@ from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
-from .domains import MAXP, CResp, Inc, Outcome, Pend, PendBy, PcState, Result, Tid, TxnState as S, Ver
+from .domains import tid_used, MAXP, CResp, Inc, Outcome, Pend, PendBy, PcState, Result, Tid, TxnState as S, Ver
 from .state import (env_loss, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e,
-                    tl_parts, tl_st, w_redrive)
+                    tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
 
 i = Param("i", Inc)
@@ -45,6 +45,7 @@ def new_parts(q):
 
 
 redrive = Or(new_st == S.PrepareCommit, new_st == S.PrepareAbort)
+starts_durably = And(d, tc_pend[t] == Pend.Ongoing, tc_st[t] != S.Ongoing)
 waiting_client = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT)
 waiting_leader = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.LEADER)
 cli_resp = n_cresp[tc_pend_cli[t]]
@@ -62,7 +63,7 @@ FLT = Table("faults", (
         updates=(pc_st[i].set(PcState.UNINITIALIZED),), tags=("zombie",),
         ref="KAFKA-PROTOCOL §1.7 zombie: the old incarnation is paused, not dead, and resumes later"),
     Row("FLT-03", "env", "coordinator failover (reload, ce+1, re-drive)", params=(t, d),
-        guard=(tc_ce[t] < Config("failovers"), Or(Not(d), tc_pend[t] != Pend.NONE)),
+        guard=(tid_used(t), tc_ce[t] < Config("failovers"), Or(Not(d), tc_pend[t] != Pend.NONE)),
         updates=(tl_st[t].set(new_st), tl_e[t].set(new_e),
                  *[tl_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
                  tc_st[t].set(new_st), tc_e[t].set(new_e), tc_last[t].set(-1),
@@ -73,8 +74,10 @@ FLT = Table("faults", (
                  *decide(t, If(tc_pend[t] == Pend.PrepareCommit, Outcome.COMMIT, Outcome.ABORT),
                          And(d, tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_st[t] == S.Ongoing)),
                  cli_resp.set(If(waiting_client, CResp.RETRY, cli_resp)),
-                 lead_ver.set(If(And(waiting_leader, lead_ver == Ver.PENDING), Ver.RETRY, lead_ver)),
+                 lead_ver.set(If(And(waiting_leader, lead_ver == Ver.ADDING), Ver.RETRY, lead_ver)),
                  w_redrive.set(Or(w_redrive, redrive)),
+                 g_ci[t].set(If(starts_durably, tc_pend_cli[t], g_ci[t])),
+                 g_ck[t].set(If(starts_durably, g_pk[t], g_ck[t])),
                  *clear_pend()),
         tags=("crash",),
         ref="KAFKA-PROTOCOL §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "

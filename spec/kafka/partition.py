@@ -12,7 +12,7 @@ waits in the network meanwhile (a timing restriction: Kafka would replace the gu
 from txncheck.spec.expr import And, Config, If, MinOver, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
-from .domains import (MAXS, Kind, Inc, Outcome, Part, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch, TV01, TV2,
+from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch, TV01, TV2,
                       in_use, tid_of)
 from .state import (b_e, b_s, env_exp, g_cereg, g_lso_dec, g_vislost, log_e, log_inc, log_k, log_kind, log_out,
                     log_pid, log_ret, log_seq, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pl_ce, pl_e, pl_end, pl_first,
@@ -109,16 +109,16 @@ LSO_ON_MARKER = MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p
                         default=0)
 out = If(mres == Result.COMMIT, Outcome.COMMIT, Outcome.ABORT)
 MARKER_ROWS = (
-    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(in_use(p), n_mk[t][p][c], c < pl_ce[p][t]),
+    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), in_use(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
         ref="KAFKA-PROTOCOL §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
     Row("PL-21", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(in_use(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
+        guard=(tid_used(t), in_use(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
         updates=(n_mk[t][p][c].set(False),),
         ref="KAFKA-PROTOCOL §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
             "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
     Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(in_use(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
+        guard=(tid_used(t), in_use(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
         updates=(log_kind[p][pl_end[p]].set(If(mres == Result.COMMIT, Kind.COMMIT, Kind.ABORT)),
                  log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(me),
                  *[log_out[p][s].set(If(in_span(s), out, log_out[p][s])) for s in range(MAXS)],
@@ -129,14 +129,14 @@ MARKER_ROWS = (
                  pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
                  g_cereg.set(Or(g_cereg, c < pl_ce[p][t])),
                  tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])),
-                 pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK), Ver.CLEARED, pl_ver[p][t]))),
+                 pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Ver.CLEARED, pl_ver[p][t]))),
         ref="KAFKA-PROTOCOL §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored; "
             "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
             "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn",
         doc="The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
             "only removes p from the pending set; a deposed coordinator ignores it)."),
     Row("PL-30", A, "producer-state expiry", params=(t, p),
-        guard=(in_use(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
+        guard=(tid_used(t), in_use(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
                env_exp < Config("expiries")),
         updates=(pl_e[p][t].set(-1), pl_seq[p][t].set(-1), pl_ce[p][t].set(-1), env_exp.set(env_exp + 1)),
         tags=("timeout",),

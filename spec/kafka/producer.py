@@ -55,7 +55,7 @@ ROWS = (
         ref=f"KAFKA-PROTOCOL §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
     # -- beginTransaction -----------------------------------------------------------------------
     Row("PC-03", A, "beginTransaction", params=(i,),
-        guard=(pc_st[i] == PcState.READY, pc_k[i] < Config("txns")),
+        guard=(pc_st[i] == PcState.READY, pc_k[i] < If(i == 0, Config("txns"), Config("restart_txns"))),
         updates=(pc_st[i].set(PcState.IN_TRANSACTION), pc_k[i].set(pc_k[i] + 1),
                  *[pc_add[i][q].set(False) for q in range(MAXP)],
                  *[pc_b[i][q].set(BatchSt.NONE) for q in range(MAXP)]),

@@ -36,7 +36,7 @@ quiescent = And(ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))
 LIVE_CLIENT = (PcState.IDLE, PcState.UNINITIALIZED, PcState.FATAL_ERROR, PcState.CRASHED)
 
 PROPERTIES = (
-    Always("ATOM-1", all_slots(lambda p, s: Implies(And(s < pl_lso[p], data(p, s)), log_out[p][s] == Outcome.COMMIT)),
+    Always("ATOM-1", all_slots(lambda p, s: Implies(in_rc(p, s), log_out[p][s] == Outcome.COMMIT)),
            "No aborted or open read: every record below the LSO is in a span closed by a COMMIT marker.",
            ref="KAFKA-PROTOCOL §5.2 ATOM-1"),
     Always("ATOM-2", all_slots(lambda p, s: Implies(And(data(p, s), log_out[p][s] != Outcome.NONE),

@@ -84,6 +84,7 @@ log_ret = Var("log_ret", BOOL, index=(Part, Slot), init=False, ghost=True,
               doc="appended while Retired(pid, e) held (durable epoch > batch epoch)")
 g_dec = Var("g_dec", Outcome, index=(Inc, Txn), init=Outcome.NONE, ghost=True, doc="decided[γ]")
 g_ci = Var("g_ci", Inc, index=(Tid,), init=0, ghost=True, doc="cur_γ at the coordinator: incarnation")
+g_pk = Var("g_pk", TxnCount, index=(Tid,), init=0, ghost=True, doc="γ transaction of a pending TV2 implicit add")
 g_ck = Var("g_ck", TxnCount, index=(Tid,), init=0, ghost=True, doc="cur_γ: transaction (0: none)")
 g_ack = Var("g_ack", BOOL, index=(Inc, Part, Txn), init=False, ghost=True, doc="batch acknowledged")
 g_ackc = Var("g_ackc", BOOL, index=(Inc, Txn), init=False, ghost=True, doc="EndTxn(COMMIT) answered NONE")
@@ -103,5 +104,5 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         tc_mk, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
         env_to, env_dl, env_dup, env_loss, env_exp,
-        log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_ack, g_ackc,
+        log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup)

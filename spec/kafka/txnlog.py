@@ -10,10 +10,10 @@ coordinator table: they are where `TransactionState` changes (`completeTransitio
 from txncheck.spec.expr import And, Config, ForAll, If, Max, Not, Or, Param
 from txncheck.spec.model import Conformance, Row, Table
 
-from .coordinator import ROWS as HANDLER_ROWS, TIMEOUT, VERIFY_ROWS
-from .domains import (MAXP, CEpoch, CResp, Inc, Outcome, Part, Pend, PendBy, Protocol, Result, Tid, TxnState as S,
+from .coordinator import ABANDONED, ROWS as HANDLER_ROWS, TIMEOUT, VERIFY_ROWS
+from .domains import (tid_used, MAXP, CEpoch, CResp, Inc, Outcome, Part, Pend, PendBy, Protocol, Result, Tid, TxnState as S,
                       Ver, tid_of)
-from .state import (g_ci, g_ck, g_dec, g_torn, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, pc_k, pl_ver, pl_vi,
+from .state import (g_pk, g_ci, g_ck, g_dec, g_torn, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, pc_k, pl_ver, pl_vi,
                     pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
                     tc_pend_last, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
 
@@ -27,7 +27,7 @@ TSM = "TransactionStateManager.appendTransactionToLog"
 
 def clear_pend():
     return (tc_pend[t].set(Pend.NONE), tc_pend_e[t].set(-1), tc_pend_last[t].set(-1),
-            tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0), tc_pend_p[t].set(0))
+            tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0), tc_pend_p[t].set(0), g_pk[t].set(0))
 
 
 def decide(tid, res_out, was_ongoing):
@@ -74,7 +74,7 @@ is_prepare = tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort)
 
 ROWS = (
     Row("TL-01", A, "TL append durable: Empty", params=(t, i),
-        guard=(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t),
+        guard=(tid_used(t), tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t),
         updates=(tl_st[t].set(S.Empty), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Empty), tc_e[t].set(tc_pend_e[t]),
                  tc_last[t].set(tc_pend_last[t]),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
@@ -83,28 +83,28 @@ ROWS = (
         ref=f"KAFKA-PROTOCOL §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
             "TransactionMetadata.completeTransitionTo"),
     Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i),
-        guard=(tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t),
+        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t),
         updates=(*apply_ongoing(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(-1),
-                 g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, pc_k[i], g_ck[t]))),
+                 g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref=f"KAFKA-PROTOCOL §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
     Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p),
-        guard=(tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p),
-        updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.PENDING, Ver.OK, pl_ver[p][t])),
-                 g_ci[t].set(If(starts_txn, pl_vi[p][t], g_ci[t])), g_ck[t].set(If(starts_txn, pl_vk[p][t], g_ck[t]))),
+        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p),
+        updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.ADDING, Ver.OK, pl_ver[p][t])),
+                 g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref="KAFKA-PROTOCOL §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
     Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c),
-        guard=(is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c),
+        guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c),
         updates=(*apply_prepare(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t])),
         ref="KAFKA-PROTOCOL §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
             "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback"),
     Row("TL-05", A, "TL append durable: PrepareAbort (fence or timeout)", params=(t, c),
-        guard=(is_prepare, tc_pend_by[t] == PendBy.INTERNAL, tc_ce[t] == c),
+        guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.INTERNAL, tc_ce[t] == c),
         updates=apply_prepare(),
         ref="KAFKA-PROTOCOL §3.1 I11, §3.9 T1, §2.1 mechanics 3 (PrepareEpochFence never written: the fence "
             "completes as PrepareAbort with the bumped epoch)"),
     Row("TL-06", A, "all markers acknowledged: TL append CompleteX", params=(t,),
-        guard=(tc_st[t].is_in(S.PrepareCommit, S.PrepareAbort), tc_pend[t] == Pend.NONE,
+        guard=(tid_used(t), tc_st[t].is_in(S.PrepareCommit, S.PrepareAbort), tc_pend[t] == Pend.NONE,
                ForAll(Part, lambda q: Not(tc_mk[t][q]))),
         updates=(tl_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  tc_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
@@ -135,7 +135,7 @@ _UNUSED_DOC = ("Dead: transactional-id expiry (X1, transactional.id.expiration.m
                "so Ongoing -> PrepareEpochFence -> PrepareAbort is taken as Ongoing -> PrepareAbort.")
 
 TABLE = Table(
-    "coordinator", HANDLER_ROWS + (TIMEOUT,) + VERIFY_ROWS + ROWS, status="tc_st",
+    "coordinator", HANDLER_ROWS + (TIMEOUT, ABANDONED) + VERIFY_ROWS + ROWS, status="tc_st",
     doc="Transaction coordinator: request handlers (TC-*) and transaction-log appends (TL-*), per tid.",
     conformance=(
         Conformance(allowed=_pairs(KAFKA_PREV), unused=_UNUSED, when=Config("protocol") != Protocol.tv2,
@@ -144,5 +144,5 @@ TABLE = Table(
                     ref="TransactionState.java PREPARE_ABORT valid previous states (KAFKA-14563, KIP-890 part 2)",
                     doc=_UNUSED_DOC),
     ),
-    nondeterministic=("transaction timeout (abortTimedOutTransactions)",),
+    nondeterministic=("transaction timeout (abortTimedOutTransactions)", "transaction timeout of an abandoned transaction"),
 )

@@ -1,1 +1,118 @@
-VARIANTS = ()
+"""The §6 catalogue as variants. Each names what changed, the historical reference, the interleaving
+the checker finds, and the properties it breaks. `settings` are config overrides of `tiny`; where
+the variant needs kip98, `delays` is set to 0 so the baseline's own B1 cannot be what is found
+(tests/test_kafka_variants.py checks the baseline passes those properties under the same settings).
+"""
+from txncheck.spec.expr import And, If, Max, Or, Param
+from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceUpdate, Row, SetParam, Variant
+
+from .coordinator import END_TARGET, IS_COMMIT, T, cur, e_req, i, no_pend, prepare, req
+from .domains import CEpoch, Part, Result, Rq, Tid, TxnState as S, TV2
+from .partition import p
+from .state import tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st
+from .txnlog import markers
+
+c = Param("c", CEpoch)
+_t = Param("t", Tid)
+KIP98_NO_B1 = (("protocol", "kip98"), ("delays", 0))
+
+_lso_ahead = If(pl_open[p][T], pl_lso[p], pl_end[p] + 1)
+_lso_hw_data = pl_end[p] + 1
+
+_D2_ROW = Row("TC-32", "coordinator", "EndTxn v5", params=(i, c),
+              guard=(TV2, *req(Rq.COMMIT, Rq.ABORT), no_pend, tc_st[T] == S.Ongoing, e_req == cur, tc_ce[T] == c),
+              updates=(*prepare(END_TARGET, cur + 1, cur),
+                       *[u for u in markers(T, c, If(IS_COMMIT, Result.COMMIT, Result.ABORT), cur + 1, lambda q: tc_parts[T][q])
+                         if u.target.var.name != "tc_mk"]),
+              ref="variant D2: markers sent when the EndTxn is received, before PrepareX is durable")
+
+VARIANTS = (
+    Variant("B1-late-produce",
+            "The baseline under protocol (a) KIP-98: no partition verification, consecutive transactions share "
+            "(pid, e). A Produce delayed past the client's delivery timeout lands after the abort marker "
+            "(a: untracked span, hanging transaction) or inside the next transaction's span (b: committed "
+            "with it).",
+            breaks=("TRACK-1", "LIVE-1", "ATOM-2"), edits=(SetParam("protocol", "kip98"),),
+            settings=(("protocol", "kip98"),),
+            ref="KAFKA-14402; KIP-890 motivation (a), (b)",
+            trigger="send batch; delivery timeout (PC-12); abort (same epoch); ABORT marker at p; the delayed "
+                    "batch arrives with a valid sequence and opens a span the coordinator does not track"),
+    Variant("B1b-late-produce-verify",
+            "Protocol (b): verification rejects the late batch when its transaction has ended, but not once the "
+            "next transaction (same (pid, e)) has registered p: the batch joins that span and commits with it.",
+            breaks=("ATOM-2",), edits=(SetParam("protocol", "verify"),),
+            settings=(("protocol", "verify"),), ref="KIP-890 part 1 limitation (b)",
+            trigger="as B1, but the delayed batch arrives after transaction 2 added p; verification passes"),
+    Variant("B1d-produce-before-add",
+            "A buggy client sends a batch to p before AddPartitionsToTxn(p) succeeded (obligation 1 dropped).",
+            breaks=("TRACK-1", "LIVE-1"), edits=(DropConjunct("PC-06", 3),), settings=KIP98_NO_B1,
+            ref="KIP-890 motivation (d)",
+            trigger="beginTransaction; Produce to p without AddPartitionsToTxn; appended (no verification in "
+                    "(a)); the coordinator never lists p, so no marker ever closes the span"),
+    Variant("B3-produce-after-marker",
+            "The client sends EndTxn(ABORT) while a Produce is still in flight (it does not wait for the "
+            "batch); the marker reaches p first and the batch then opens an untracked span.",
+            breaks=("TRACK-1", "LIVE-1"), edits=(DropConjunct("PC-15", 2),),
+            settings=KIP98_NO_B1 + (("app_aborts", 1),), ref="KAFKA-12671",
+            trigger="Produce in flight; abortTransaction; EndTxn; ABORT marker at p; Produce appended"),
+    Variant("B4-no-bump-on-timeout",
+            "The coordinator's timeout abort keeps the producer epoch (no fence). The stalled producer's later "
+            "batches, in the same epoch, open spans the coordinator no longer tracks, or its re-registration "
+            "starts a fresh transaction under the same γ, which then commits.",
+            breaks=("TRACK-1", "LIVE-1", "ATOM-2", "DECIDE-1", "DUR-3"),
+            edits=(ReplaceUpdate("TC-40", "tc_e", tc_e[_t]), ReplaceUpdate("TC-40", "tc_pend_e", tc_e[_t])),
+            settings=KIP98_NO_B1, ref="KAFKA-6119, PR #4137",
+            trigger="Ongoing; timeout abort keeps e; ABORT marker at p; the producer's batch with e is accepted"),
+    Variant("B5-unknown-producer",
+            "Producer state at p is lost (expiry X2, retention, DeleteRecords). A fenced zombie's batch then "
+            "finds no epoch to compare (P9) and, without verification, opens an untracked span.",
+            breaks=("TRACK-1", "LIVE-1", "FENCE-1"),
+            edits=(SetParam("expiries", 1), SetParam("zombies", 1)),
+            settings=KIP98_NO_B1 + (("expiries", 1), ("zombies", 1)),
+            ref="KIP-360; KAFKA-7190, KAFKA-8805",
+            trigger="zombie Ongoing with p; new incarnation fences (ABORT marker e+1 at p); p's producer "
+                    "state expires; the zombie's batch with e is accepted"),
+    Variant("B10-no-marker-cepoch-check",
+            "Leaders skip the coordinator-epoch check W2: a deposed coordinator's delayed marker is appended "
+            "after the new coordinator's re-driven one and the stored coordinator epoch goes back.",
+            breaks=("CEPOCH-1",), edits=(DropConjunct("PL-22", 2),),
+            ref="ProducerAppendInfo.checkCoordinatorEpoch (TRANSACTION_COORDINATOR_FENCED)",
+            trigger="PrepareX durable, markers in flight (ce 0); failover; re-drive with ce 1 appended; the old "
+                    "marker with ce 0 is appended"),
+    Variant("B12-lso-ahead",
+            "The LSO is computed as next(last appended offset) when a span opens, ignoring that span: an open "
+            "(later aborted) span becomes readable under read_committed.",
+            breaks=("ATOM-1", "ORD-3"),
+            edits=(ReplaceUpdate("PL-05", "pl_lso", _lso_ahead), ReplaceUpdate("PL-06", "pl_lso", _lso_ahead),
+                   ReplaceUpdate("PL-05", "g_lso_dec", Or(g_lso_dec, _lso_ahead < pl_lso[p])),
+                   ReplaceUpdate("PL-06", "g_lso_dec", Or(g_lso_dec, _lso_ahead < pl_lso[p]))),
+            ref="Jepsen Redpanda 21.10.1 (#3036, #3039, #3003); redpanda #5090, PR #10671",
+            trigger="first transactional batch appended; LSO moves past it; read_committed returns it open"),
+    Variant("D1-no-epoch-bump-on-init",
+            "InitProducerId keeps the epoch (I7 without +1): a paused old incarnation and its replacement share "
+            "(pid, e).",
+            breaks=("FENCE-3", "ATOM-2"), edits=(ReplaceUpdate("TC-03", "tc_pend_e", Max(cur, 0)),),
+            settings=(("zombies", 1),), ref="KIP-98 design: bump on every InitProducerId",
+            trigger="incarnation 1 READY with e; restart leaving it running; incarnation 2 InitProducerId returns e"),
+    Variant("D2-markers-before-prepare",
+            "EndTxn (TV2) sends the markers when the request arrives, before PrepareX is durable. A failover "
+            "loses the pending Prepare; the reloaded Ongoing transaction times out and aborts, but p already "
+            "holds a COMMIT marker.",
+            breaks=("ATOM-2", "DUR-1"), edits=(DropRow("TC-32"), AddRow("coordinator", _D2_ROW)),
+            ref="KIP-98 design: durable PrepareX, then markers, then CompleteX",
+            trigger="EndTxn(COMMIT); COMMIT marker at p; failover (Prepare not durable); timeout abort"),
+    Variant("D4-no-sequence-check",
+            "The leader skips duplicate detection and sequence checks (P5, P7, P8): a batch resent by the "
+            "client while the first copy is in flight is appended twice.",
+            breaks=("DUP-1", "ORD-4"), edits=(DropRow("PL-01"), DropConjunct("PL-05", 2)),
+            settings=(("duplicates", 1),), ref="KIP-98 idempotent producer design",
+            trigger="Produce; client retry (duplicate); both copies appended"),
+    Variant("D5-lso-is-hw",
+            "read_committed is bounded by the HW instead of the LSO: an open span's records are returned "
+            "before its marker.",
+            breaks=("ATOM-1", "ORD-3"),
+            edits=(ReplaceUpdate("PL-05", "pl_lso", _lso_hw_data), ReplaceUpdate("PL-06", "pl_lso", _lso_hw_data),
+                   ReplaceUpdate("PL-22", "pl_lso", pl_end[p] + 1)),
+            ref="KIP-98 design: LSO = min(first offset of open or unreplicated spans, HW)",
+            trigger="first transactional batch appended; read_committed returns it while open"),
+)

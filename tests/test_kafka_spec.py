@@ -1,0 +1,128 @@
+"""The flagship `kafka` spec: structure, generated docs, and the protocol-version verdicts of §4 on tiny."""
+import json
+import os
+
+import pytest
+
+from txncheck.checker.outcome import ExploreOptions
+from txncheck.checker.run import check_spec
+from txncheck.spec.expr import Member, Op, Quant, Read, Var
+from txncheck.spec.ground import ground
+from txncheck.spec.kafka import SPEC
+from txncheck.spec.kafka.doc import render_tables_markdown
+from txncheck.traces.replay import replay
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN = os.path.join(ROOT, "tests", "golden", "state_counts.json")
+SAFETY = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-2", "DUR-3", "ORD-1", "ORD-2", "ORD-3", "ORD-4", "DUP-1",
+          "FENCE-1", "FENCE-2", "FENCE-3", "CEPOCH-1", "TRACK-1", "BOUNDS")
+LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")
+EXPECTED = {  # KAFKA-PROTOCOL §4: defects expected per protocol version, with no variant applied
+    "tv2": set(),
+    "verify": {"ATOM-2"},               # B1 (b): late produce joins the next transaction
+    "kip98": {"TRACK-1", "LIVE-1", "ATOM-2"},  # B1 (a) hanging transaction and (b)
+}
+
+
+def _reads(e, out):
+    if isinstance(e, Var):
+        out.add(e)
+    elif isinstance(e, Read):
+        out.add(e.var)
+        for i in e.index:
+            _reads(i, out)
+    elif isinstance(e, Op):
+        for a in e.args:
+            _reads(a, out)
+    elif isinstance(e, Quant):
+        _reads(e.body, out)
+    elif isinstance(e, Member):
+        _reads(e.subset, out)
+        _reads(e.elem, out)
+    return out
+
+
+def test_spec_imports_and_grounds_every_config_and_protocol():
+    assert SPEC.name == "kafka"
+    for cfg in SPEC.configs:
+        for proto in ("kip98", "verify", "tv2"):
+            m = ground(SPEC, SPEC.resolve_config(cfg.name, {"protocol": proto}))
+            assert m.actions
+
+
+def test_row_ids_are_prefixed_per_actor_and_cite_a_source():
+    prefixes = {"producer": ("PC-",), "coordinator": ("TC-", "TL-"), "partition": ("PL-",),
+                "network": ("NET-",), "faults": ("FLT-",)}
+    for t in SPEC.tables:
+        for r in t.rows:
+            assert r.id.startswith(prefixes[t.actor]), r.id
+            assert r.ref, f"{r.id} has no reference"
+
+
+def test_ghost_vars_never_guard_a_protocol_row():
+    for r in SPEC.rows:
+        for c in r.guard:
+            ghosts = {v.name for v in _reads(c, set()) if v.ghost}
+            assert not ghosts, f"{r.id} reads ghost vars {ghosts} in its guard"
+    for v in SPEC.variants:
+        for r in SPEC.with_variant(v.name).rows:
+            for c in r.guard:
+                assert not {x.name for x in _reads(c, set()) if x.ghost}, (v.name, r.id)
+
+
+def test_coordinator_table_declares_kafka_transition_table():
+    t = next(t for t in SPEC.tables if t.actor == "coordinator")
+    assert t.status == "tc_st" and len(t.conformance) == 2
+    tv2 = t.conformance[1]
+    assert {("Empty", "PrepareAbort"), ("CompleteCommit", "PrepareAbort"),
+            ("CompleteAbort", "PrepareAbort")} <= set(tv2.allowed)
+    assert not {("Empty", "PrepareAbort")} & set(t.conformance[0].allowed)
+
+
+def test_readme_is_current():
+    with open(os.path.join(ROOT, "spec", "README.md"), encoding="utf-8") as f:
+        assert f.read() == render_tables_markdown(SPEC), \
+            "spec/README.md is stale: regenerate it with render_tables_markdown(SPEC)"
+
+
+def test_readme_lists_every_row():
+    text = render_tables_markdown(SPEC)
+    for r in SPEC.rows:
+        assert f"| {r.id} |" in text
+
+
+@pytest.fixture(scope="module")
+def tiny_results():
+    return {p: check_spec(SPEC, config="tiny", overrides={"protocol": p}, engine="scalar",
+                          options=ExploreOptions(stop_on_violation=False))
+            for p in ("tv2", "verify", "kip98")}
+
+
+def test_tiny_tv2_passes_with_every_sometimes_witnessed(tiny_results):
+    r = tiny_results["tv2"]
+    assert r.complete and r.verdict == "pass", r.violated
+    assert all(p.outcome == "witnessed" for p in r.properties if p.kind == "sometimes")
+
+
+@pytest.mark.parametrize("protocol", ["kip98", "verify", "tv2"])
+def test_tiny_protocol_verdicts_match_the_reference(tiny_results, protocol):
+    r = tiny_results[protocol]
+    assert r.complete
+    broken = {p.name for p in r.properties if p.outcome == "violated"}
+    assert broken == EXPECTED[protocol]
+
+
+@pytest.mark.parametrize("protocol", ["kip98", "verify"])
+def test_counterexamples_replay(tiny_results, protocol):
+    r = tiny_results[protocol]
+    for name in EXPECTED[protocol]:
+        rep = replay(r.traces[name])
+        assert rep.confirmed, rep.message
+
+
+@pytest.mark.parametrize("protocol", ["kip98", "verify", "tv2"])
+def test_tiny_state_counts_are_golden(tiny_results, protocol):
+    with open(GOLDEN, encoding="utf-8") as f:
+        golden = json.load(f)
+    r = tiny_results[protocol]
+    assert golden[f"kafka/tiny/{protocol}"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}

@@ -1,0 +1,99 @@
+"""The Spark engine agrees with the vector engine (local[2], one shared session)."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tempfile
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.spark]
+
+if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
+    pytest.skip("pyspark/pyarrow not installed (pip install 'txncheck[spark]')", allow_module_level=True)
+if shutil.which("java") is None:
+    pytest.skip("no Java runtime on PATH: the Spark engine needs Java 17 "
+                "(apt-get install -y openjdk-17-jre-headless)", allow_module_level=True)
+
+from txncheck.checker.outcome import ExploreOptions  # noqa: E402
+from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noqa: E402
+from txncheck.checker.vector.explore import explore as vector_explore  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from txncheck.checker.spark.session import start_session
+    work = tempfile.mkdtemp(prefix="txncheck-spark-test-")
+    s = start_session(SparkOptions(master="local[2]"), work)
+    s.conf.set("spark.sql.shuffle.partitions", "4")
+    yield s
+    s.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def agree(ref: ModelRef, opts: ExploreOptions, tmp_path=None, **sk):
+    o = explore(ref, opts, SparkOptions(master="local[2]", partitions=4, **sk))
+    v = vector_explore(ref.build(), opts)
+    assert o.distinct == v.distinct
+    assert o.level_sizes == v.level_sizes
+    assert o.generated == v.generated
+    assert np.array_equal(o.fired, v.fired)
+    assert (o.complete, o.stop_reason) == (v.complete, v.stop_reason)
+    assert set(o.violations) == set(v.violations)
+    assert set(o.witnesses) == set(v.witnesses)
+    for k in o.violations:
+        assert o.path(o.violations[k]) == v.path(v.violations[k])
+        assert o.fps[o.violations[k]] == v.fps[v.violations[k]]
+    for k in o.witnesses:
+        assert o.fps[o.witnesses[k]] == v.fps[v.witnesses[k]]
+    assert (o.deadlock is None) == (v.deadlock is None)
+    assert np.array_equal(np.sort(np.asarray(o.fps)), np.sort(v.fps))
+    for k in v.goal_masks:  # recoverable: same masks per fingerprint
+        ov, vv = np.argsort(np.asarray(o.fps)), np.argsort(v.fps)
+        assert np.array_equal(o.goal_masks[k][ov], v.goal_masks[k][vv])
+        assert np.array_equal(o.when_masks[k][ov], v.when_masks[k][vv])
+    return o
+
+
+def test_twophase_tiny(spark):
+    agree(ModelRef("twophase", "tiny"), ExploreOptions())
+
+
+def test_twophase_variant_counterexample_and_resume_store(spark, tmp_path):
+    ref = ModelRef("twophase", "ci", variant="commit-without-all-prepared")
+    o = agree(ref, ExploreOptions(), store=str(tmp_path / "store"))
+    assert o.stop_reason == "violation"
+    # a finished store resumes to the same outcome without running a level
+    r = explore(ref, ExploreOptions(), SparkOptions(master="local[2]", resume=str(tmp_path / "store")))
+    assert r.violations.keys() == o.violations.keys()
+    assert r.path(r.violations["TCConsistent"]) == o.path(o.violations["TCConsistent"])
+
+
+def test_twophase_symmetry_and_limits(spark):
+    agree(ModelRef("twophase", "tiny", symmetry=True), ExploreOptions(symmetry=True))
+    agree(ModelRef("twophase", "ci"), ExploreOptions(max_depth=3))
+    agree(ModelRef("twophase", "ci"), ExploreOptions(max_states=100, check_deadlock=True))
+
+
+def test_paxoscommit_tiny(spark):
+    agree(ModelRef("paxoscommit", "tiny"), ExploreOptions())
+
+
+def test_kafka_tiny(spark):
+    try:
+        ModelRef("kafka", "tiny").build()
+    except Exception as e:  # the Kafka spec is still being written
+        pytest.skip(f"kafka spec not loadable yet: {e}")
+    agree(ModelRef("kafka", "tiny"), ExploreOptions())
+
+
+def test_errors_are_clear(monkeypatch):
+    from txncheck.checker.spark import session
+    from txncheck.checker.spark.session import SparkEngineError
+    with pytest.raises(SparkEngineError, match="cannot reach the Spark master"):
+        session.check_master("spark://127.0.0.1:1")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(SparkEngineError, match="needs a Java runtime"):
+        session.check_java("4.0.0")
