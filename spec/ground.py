@@ -267,8 +267,31 @@ class _Grounder:
                                         f"(compare it, e.g. {show(a)} = 1)", row)
             if e.op == "ite" and not self.is_bool(e.args[0]):
                 raise SpecError(f"the condition of If is not boolean: {show(e.args[0])}", row)
-            return fold(e.op, tuple(self.g(a, b, row) for a in e.args), row)
+            return self.lazy(e, b, row)
         raise SpecError(f"cannot ground {e!r}", row)
+
+    def lazy(self, e: Op, b: dict, row) -> GExpr:
+        """Ground operands left to right, skipping those a constant operand makes irrelevant, so a
+        conjunct like `i >= 1` protects a later `x[i - 1]` as it would at run time."""
+        if e.op in ("and", "or", "implies"):
+            stop = 0 if e.op == "and" else 1
+            out = []
+            for k, a in enumerate(e.args):
+                g = self.g(a, b, row)
+                if isinstance(g, GConst):
+                    if e.op == "implies" and k == 0:
+                        if not g.value:
+                            return GConst(1)
+                    elif e.op != "implies" and bool(g.value) == bool(stop):
+                        return GConst(stop)
+                out.append(g)
+            return fold(e.op, tuple(out), row)
+        if e.op == "ite":
+            c = self.g(e.args[0], b, row)
+            if isinstance(c, GConst):
+                return self.g(e.args[1] if c.value else e.args[2], b, row)
+            return fold("ite", (c, self.g(e.args[1], b, row), self.g(e.args[2], b, row)), row)
+        return fold(e.op, tuple(self.g(a, b, row) for a in e.args), row)
 
     def read(self, var: Var, index: tuple, b: dict, row) -> GExpr:
         vl = self.var_by_name.get(var.name)
@@ -335,7 +358,16 @@ class _Grounder:
         domains = [p.domain.values(self.env) for p in r.params]
         for combo in itertools.product(*domains):
             b = dict(zip(names, combo))
-            guard = fold("and", tuple(self.g(c, b, r.id) for c in r.guard), r.id) if r.guard else GConst(1)
+            guard_parts, disabled = [], False
+            for c in r.guard:
+                gc = self.g(c, b, r.id)
+                if isinstance(gc, GConst) and not gc.value:
+                    disabled = True  # later conjuncts are never evaluated, as at run time
+                    break
+                guard_parts.append(gc)
+            if disabled:
+                continue
+            guard = fold("and", tuple(guard_parts), r.id) if guard_parts else GConst(1)
             if isinstance(guard, GConst) and not guard.value:
                 continue
             updates = []
@@ -460,6 +492,8 @@ def fold(op: str, args: tuple[GExpr, ...], row=None) -> GExpr:
             return GConst(1) if not a.value else _as_bool(b)
         if isinstance(b, GConst):
             return GConst(1) if b.value else fold("not", (a,), row)
+    if op in ("min", "max") and len(args) == 1:
+        return args[0]
     if op == "ite" and isinstance(args[0], GConst):
         return args[1] if args[0].value else args[2]
     if op == "+":

@@ -236,6 +236,7 @@ class Spec:
     terminal: Expr | None = None  # states where having no enabled row is not a deadlock
     ref: str = ""
     variant: str | None = None  # set on a spec produced by `with_variant`
+    forced: tuple[tuple[str, object], ...] = ()  # switches a variant's SetParam edits impose
 
     # -- lookups ------------------------------------------------------------------------------
     @property
@@ -283,6 +284,8 @@ class Spec:
         values: dict[str, object] = {p.name: p.default for p in self.params}
         for k, v in named.values:
             values[k] = self.param(k).parse(v)
+        for k, v in self.forced:  # a variant's switch wins over the named config
+            values[k] = v
         max_states, max_depth = named.max_states, named.max_depth
         for k, v in dict(overrides).items():
             if k == "max_states":
@@ -300,10 +303,12 @@ class Spec:
         variant = self.variant_named(name)
         tables = list(self.tables)
         params = list(self.params)
+        forced = dict(self.forced)
         for edit in variant.edits:
             if isinstance(edit, SetParam):
                 p = self.param(edit.name)
-                params = [replace(q, default=p.parse(edit.value)) if q.name == edit.name else q for q in params]
+                forced[edit.name] = p.parse(edit.value)
+                params = [replace(q, default=forced[edit.name]) if q.name == edit.name else q for q in params]
                 continue
             if isinstance(edit, AddRow):
                 idx = [t.actor for t in tables].index(edit.table) if edit.table in [t.actor for t in tables] else None
@@ -322,7 +327,8 @@ class Spec:
                 tables[ti] = replace(t, rows=tuple(x for x in rows if x is not None))
             if not found:
                 raise SpecError(f"variant {name} edits row {edit.row}, which the spec does not have")
-        return replace(self, tables=tuple(tables), params=tuple(params), variant=name)
+        return replace(self, tables=tuple(tables), params=tuple(params), variant=name,
+                       forced=tuple(sorted(forced.items())))
 
 
 def _apply_edit(r: Row, edit, vname: str) -> Row | None:

@@ -29,6 +29,10 @@ from .compile import Emitter, Program, matrix_dtype, pinned_cells
 
 _U64 = np.uint64
 
+# Compiled code objects by generated source text: a pure cache (same text, same code), so that
+# rebuilding a kernel for the same model in one process (tests, Spark tasks) skips `compile`.
+_CODE_CACHE: dict[str, object] = {}
+
 
 class Expansion:
     """Successor candidates of one frontier matrix.
@@ -150,7 +154,7 @@ class VectorKernel:
                     em.emit(f"yield {a.id}, True")
             else:
                 em.emit(f"yield {a.id}, {v.code}")
-        head = ["def guards(C):"]
+        head = ["def guards(C):", "    if False:", "        yield None  # always a generator, even with no enabled action"]
         if em.uses_index:
             head.append("    _AR = _np.arange(C.shape[1])")
         src += head + em.lines + ["    return", ""]
@@ -203,7 +207,13 @@ class VectorKernel:
             ns["_ZPT"] = self.ZPT
             ns["_ZPF"] = self.ZP.reshape(self.G, -1)
         ns.update(prog.consts)
-        exec(compile(self.source, f"<txncheck-vector:{m.spec.name}>", "exec"), ns)
+        code = _CODE_CACHE.get(self.source)
+        if code is None:
+            code = compile(self.source, f"<txncheck-vector:{m.spec.name}>", "exec")
+            if len(_CODE_CACHE) >= 32:
+                _CODE_CACHE.clear()
+            _CODE_CACHE[self.source] = code
+        exec(code, ns)
         self._ns = ns
         self._guards = ns["guards"]
         self._delta = [ns[f"delta_{a.id}"] for a in m.actions]

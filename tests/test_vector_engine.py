@@ -1,0 +1,178 @@
+"""The vector kernel's contract (used by the explorer and the Spark engine) and the explorer's
+store: narrow dtypes, exact fingerprints, successors, properties, deadlocks, spilling."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from txncheck.checker import symmetry
+from txncheck.checker.compile_py import CompiledModel
+from txncheck.checker.fingerprint import Fingerprinter
+from txncheck.checker.outcome import ExploreOptions
+from txncheck.checker.run import build_model
+from txncheck.checker.scalar import explore as scalar_explore
+from txncheck.checker.vector.explore import explore as vector_explore
+from txncheck.checker.vector.explore import group_index
+from txncheck.checker.vector.kernel import VectorKernel
+from txncheck.checker.vector.store import VisitedStore, merge_sorted
+from txncheck.spec import catalog, twophase
+from txncheck.spec.domains import IntRange
+from txncheck.spec.errors import EvaluationError
+from txncheck.spec.expr import Var
+from txncheck.spec.ground import evaluate, ground
+from txncheck.spec.model import Always, Row, Spec, Table
+
+
+def _twophase(rm=3):
+    return ground(twophase.SPEC, twophase.SPEC.resolve_config("tiny", {"rm": rm}))
+
+
+def _reachable(model, limit=400):
+    """Some reachable states (BFS with the scalar compiled model), as a matrix."""
+    cm = CompiledModel(model)
+    seen = {tuple(model.init)}
+    frontier = [tuple(model.init)]
+    while frontier and len(seen) < limit:
+        nxt = []
+        for s in frontier:
+            for _, t, _ in cm.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    return sorted(seen)[:limit]
+
+
+def test_narrowest_dtype():
+    assert VectorKernel(_twophase(), False).dtype == np.uint8
+    pax = build_model(catalog.load("paxoscommit"), "tiny")
+    assert VectorKernel(pax, False).dtype == np.int8  # ballots include -1
+
+
+@pytest.mark.parametrize("sym", [False, True])
+def test_fingerprints_match_the_contract(sym):
+    m = _twophase(4)
+    k = VectorKernel(m, sym)
+    states = _reachable(m)
+    fpr = Fingerprinter(m.layout)
+    perms = symmetry.permutations(m, sym)
+    want = [symmetry.canonical(perms, fpr, s, fpr.of(s), m.layout.cell_lo)[1] if perms else fpr.of(s)
+            for s in states]
+    got = k.fingerprints(np.asarray(states, dtype=k.dtype))
+    assert [int(x) for x in got] == want
+
+
+@pytest.mark.parametrize("sym", [False, True])
+@pytest.mark.parametrize("spec_name,config", [("twophase", "tiny"), ("paxoscommit", "tiny")])
+def test_expand_matches_the_scalar_successors(spec_name, config, sym):
+    m = build_model(catalog.load(spec_name), config)
+    k = VectorKernel(m, sym, chunk=37)  # several chunks
+    cm = CompiledModel(m)
+    fpr = Fingerprinter(m.layout)
+    perms = symmetry.permutations(m, sym)
+    lo = m.layout.cell_lo
+    states = _reachable(m, 300)
+    M = np.asarray(states, dtype=k.dtype)
+    exp = k.expand(M)
+    assert exp.fps.dtype == np.uint64 and exp.parent_rows.dtype == np.int64 and exp.actions.dtype == np.int32
+    want, fired = set(), np.zeros(len(m.actions), dtype=np.int64)
+    has = []
+    for i, s in enumerate(states):
+        out = cm.successors(s)
+        has.append(bool(out))
+        pf = symmetry.canonical(perms, fpr, s, fpr.of(s), lo)[1] if perms else fpr.of(s)
+        for aid, t, f in out:
+            fired[aid] += 1
+            cf = symmetry.canonical(perms, fpr, t, f, lo)[1] if perms else f
+            if cf != pf:
+                want.add((i, aid, cf))
+    got = {(int(r), int(a), int(f)) for r, a, f in zip(exp.parent_rows, exp.actions, exp.fps)}
+    assert got == want
+    assert (exp.fired == fired).all() and exp.generated == int(fired.sum())
+    assert exp.has_successor.tolist() == has
+    # materialised successors are canonical and have the listed fingerprints
+    sel = np.arange(0, len(exp.fps), 7)
+    children = exp.states(sel)
+    assert children.shape == (len(sel), m.width) and children.dtype == k.dtype
+    for row, f in zip(children, exp.fps[sel]):
+        t = tuple(int(x) for x in row)
+        canon = symmetry.canonical(perms, fpr, t, fpr.of(t), lo) if perms else (t, fpr.of(t))
+        assert canon[0] == t and canon[1] == int(f)
+
+
+def test_properties_and_deadlocks():
+    m = _twophase(3)
+    k = VectorKernel(m, False)
+    states = _reachable(m)
+    M = np.asarray(states, dtype=k.dtype)
+    props = k.properties(M)
+    for p in m.properties:
+        truth = np.array([bool(evaluate(p.expr, s)) for s in states])
+        assert (props[p.name] == (~truth if p.kind == "always" else truth)).all()
+    has = k.expand(M).has_successor
+    dead = k.deadlocks(M, has)
+    term = np.array([bool(evaluate(m.terminal, s)) for s in states])
+    assert (dead == (~has & ~term)).all()
+
+
+def test_initial_and_rebuild_is_deterministic():
+    m = _twophase(3)
+    a, b = VectorKernel(m, True), VectorKernel(m, True)
+    assert a.source == b.source
+    assert a.initial().shape == (1, m.width)
+    assert tuple(int(x) for x in a.initial()[0]) == tuple(m.init)
+
+
+def test_property_evaluation_error_names_the_state():
+    Idx = IntRange("Idx", 0, 1)
+    Small = IntRange("Small", 0, 3)
+    x = Var("x", Small, init=0)
+    a = Var("a", Small, index=(Idx,), init=0)
+    spec = Spec("perr", "", vars=(x, a), tables=(Table("A", (Row("A-01", "A", "s", guard=(x < 3,),
+                                                                   updates=(x.set(x + 1),)),)),),
+                properties=(Always("Reads", a[x] == 0),))
+    m = ground(spec, spec.resolve_config())
+    for engine in (scalar_explore, vector_explore):
+        with pytest.raises(EvaluationError) as info:
+            engine(m, ExploreOptions())
+        assert "computed index 2" in str(info.value)
+
+
+def test_group_index_and_merge():
+    rng = np.random.default_rng(1)
+    u = np.unique(rng.integers(0, 2**63, 5000, dtype=np.uint64) * np.uint64(2))
+    c = u[rng.integers(0, len(u), 40000)]
+    assert (u[group_index(u, c)] == c).all()
+    a, b = np.sort(u[::2]), np.sort(u[1::2])
+    assert (merge_sorted(a, b) == u).all()
+
+
+def test_spilling_to_disk_gives_the_same_outcome(tmp_path):
+    m = _twophase(5)
+    plain = vector_explore(m, ExploreOptions())
+    spilled = vector_explore(m, ExploreOptions(memory_budget=2000, workdir=str(tmp_path)))
+    assert spilled.extra["vector_spills"] > 0
+    assert (plain.fps == spilled.fps).all()
+    assert (plain.parent == spilled.parent).all() and (plain.action == spilled.action).all()
+    assert plain.level_sizes == spilled.level_sizes
+    assert os.listdir(tmp_path) == []  # spill files removed
+
+
+def test_store_membership_across_blocks(tmp_path):
+    st = VisitedStore(budget=64, workdir=str(tmp_path))
+    st.add_level(np.array([5, 9], dtype=np.uint64), np.array([-1, -1]), np.array([-1, -1]))
+    st.add_level(np.array([1, 7], dtype=np.uint64), np.array([0, 1]), np.array([2, 3]))
+    assert st.spills >= 1
+    q = np.array([1, 2, 5, 7, 9, 10], dtype=np.uint64)
+    assert st.contains(q).tolist() == [True, False, True, True, True, False]
+    f, p, a = st.records()
+    assert f.tolist() == [5, 9, 1, 7] and p.tolist() == [-1, -1, 0, 1] and a.tolist() == [-1, -1, 2, 3]
+    st.close()
+
+
+def test_memory_per_state_is_small():
+    out = vector_explore(_twophase(6), ExploreOptions())
+    assert out.extra["vector_store_bytes_per_state"] <= 32
+    assert out.peak_memory > 0 and out.engine == "vector"
