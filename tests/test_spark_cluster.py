@@ -49,7 +49,10 @@ def driver(master, store, out, resume=False):
     cmd = [sys.executable, "-m", "txncheck.checker.spark", SPEC, "--config", CONFIG, "--master", master,
            "--executor-memory", "512m", "--partitions", "4", "--json", str(out)]
     cmd += ["--resume", str(store)] if resume else ["--store", str(store)]
-    return subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = dict(os.environ, TMPDIR=str(store.parent),
+               _JAVA_OPTIONS=f"-Djava.io.tmpdir={store.parent}")  # a killed driver's temp files stay here
+    return subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
 
 
 def records(store) -> int:

@@ -42,7 +42,8 @@ def _cases(names, with_baseline=True):
             out.append(pytest.param(name, None, marks=pytest.mark.skip(reason=f"{name} not available yet")))
             continue
         if with_baseline:
-            out.append(pytest.param(name, None, id=f"{name}-baseline"))
+            out.append(pytest.param(name, None, id=f"{name}-baseline",
+                                    marks=[pytest.mark.slow] if name == "kafka" else []))
         for v in spec.variants:
             out.append(pytest.param(name, v.name, id=f"{name}-{v.name}",
                                     marks=[pytest.mark.slow] if name == "kafka" else []))

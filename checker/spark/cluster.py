@@ -49,6 +49,7 @@ def _env(workdir: Path) -> dict:
     env["PYSPARK_PYTHON"] = env.get("PYSPARK_PYTHON", sys.executable)
     env["SPARK_LOG_DIR"] = str(workdir / "logs")
     env["SPARK_WORKER_DIR"] = str(workdir / "work")
+    env["SPARK_LOCAL_DIRS"] = str(workdir / "local")
     env.pop("SPARK_HOME", None)
     return env
 
