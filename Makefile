@@ -37,5 +37,11 @@ test: venv-test java-check
 bench: venv-test
 	$(PY) benchmarks/run.py
 
+cluster-start: venv-test
+	$(PY) -m txncheck.checker.spark.cluster start --dir .spark-cluster --workers 2 --port 7077
+
+cluster-stop:
+	$(PY) -m txncheck.checker.spark.cluster stop --dir .spark-cluster
+
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

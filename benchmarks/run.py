@@ -47,8 +47,11 @@ def worker(argv: list[str]) -> None:
         from txncheck.checker.scalar import explore
     else:
         from txncheck.checker.vector.explore import explore
+    c0 = time.process_time()
     out = explore(model, opts)
+    cpu = time.process_time() - c0
     print(json.dumps({
+        "cpu_seconds": cpu,
         "distinct": out.distinct, "generated": int(out.generated), "seconds": out.elapsed,
         "process_seconds": time.perf_counter() - t0, "peak": out.peak_memory,
         "store_bytes": out.store_bytes, "depth": out.depth,
@@ -73,6 +76,7 @@ def run_engine(case, engine, sym, repeats, timeout):
     r["seconds"] = statistics.median(x["seconds"] for x in runs)
     r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
     r["peak"] = max(x["peak"] for x in runs)
+    r["cpu_seconds"] = statistics.median(x["cpu_seconds"] for x in runs)
     return r
 
 
@@ -112,22 +116,25 @@ def run_spin(spin: str, n: int, repeats: int, timeout: int, expected: int | None
             t0 = time.perf_counter()
             # hash table sized for the state count (2^w slots, about twice the states), as one tunes pan
             w = max(16, min(28, (int(expected or 2**20) * 2).bit_length()))
-            p = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", "./pan", f"-w{w}"], cwd=d,
+            p = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M CPU %U %S", "./pan", f"-w{w}"], cwd=d,
                                capture_output=True, text=True, timeout=timeout)
             wall = time.perf_counter() - t0
             out = p.stdout + p.stderr
             stored = re.search(r"(\d+) states, stored", out)
             trans = re.search(r"(\d+) transitions", out)
-            rss = re.search(r"MAXRSS (\d+)", out)
+            rss = re.search(r"MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)", out)
             if not stored:
                 return {"error": out.strip()[-300:]}
             runs.append({"distinct": int(stored.group(1)), "generated": int(trans.group(1)) if trans else None,
-                         "seconds": wall, "peak": int(rss.group(1)) * 1024 if rss else 0})
+                         "seconds": wall, "peak": int(rss.group(1)) * 1024 if rss else 0,
+                         "cpu_seconds": float(rss.group(2)) + float(rss.group(3)) if rss else None})
         r = dict(runs[-1])
         r["seconds"] = statistics.median(x["seconds"] for x in runs)
         r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
         r["peak"] = max(x["peak"] for x in runs)
         r["build_seconds"] = build
+        cpus = [x["cpu_seconds"] for x in runs if x["cpu_seconds"] is not None]
+        r["cpu_seconds"] = statistics.median(cpus) if cpus else None
         return r
 
 
@@ -138,7 +145,7 @@ def fmt_int(x):
 
 def row(case_name, engine, sym, r):
     if "error" in r:
-        return f"| {case_name} | {engine} | {'on' if sym else 'off'} | — | — | — | — | — | — | {r['error']} |"
+        return f"| {case_name} | {engine} | {'on' if sym else 'off'} | — | — | — | — | — | — | — | {r['error']} |"
     secs = r["seconds"]
     rate = r["distinct"] / secs if secs > 0 else 0
     bps = "—"
@@ -148,7 +155,8 @@ def row(case_name, engine, sym, r):
         bps = f"{total:.1f}" if visited is None or abs(visited - total) < 0.05 else f"{visited:.1f} (+{total - visited:.1f} edges)"
     note = ", ".join(f"{s:.2f}" for s in r.get("all_seconds", []))
     return (f"| {case_name} | {engine} | {'on' if sym else 'off'} | {fmt_int(r['distinct'])} | "
-            f"{fmt_int(r.get('generated'))} | {secs:.2f} | {rate:,.0f} | {bps} | "
+            f"{fmt_int(r.get('generated'))} | {secs:.2f} | "
+            f"{'—' if r.get('cpu_seconds') is None else format(r['cpu_seconds'], '.2f')} | {rate:,.0f} | {bps} | "
             f"{r['peak'] / 2**20:,.0f} | runs: {note} |")
 
 
@@ -215,8 +223,11 @@ def main():
     big = f"twophase rm={tp_sizes[-1]}"
     v, s = results.get((big, "vector", False), {}), results.get((big, "spin", False), {})
     if "seconds" in v and "seconds" in s:
-        comp.append(f"- {big}: vector {v['seconds']:.2f} s vs Spin {s['seconds']:.2f} s "
-                    f"(Spin/vector = {s['seconds'] / v['seconds']:.2f}×; target ≥ 1×).")
+        comp.append(f"- {big}: vector {v['seconds']:.2f} s vs Spin {s['seconds']:.2f} s wall "
+                    f"(Spin/vector = {s['seconds'] / v['seconds']:.2f}×; target ≥ 1×)"
+                    + (f"; CPU {v['cpu_seconds']:.2f} s vs {s['cpu_seconds']:.2f} s "
+                       f"({s['cpu_seconds'] / v['cpu_seconds']:.2f}×)" if v.get("cpu_seconds") and s.get("cpu_seconds") else "")
+                    + ".")
     pname = cases[-2]["name"]
     v, sc = results.get((pname, "vector", False), {}), results.get((pname, "scalar", False), {})
     if "seconds" in v:
@@ -250,14 +261,16 @@ def main():
         f"{', '.join(f'{x:.1f}' for x in load) if load else 'n/a'}. Every engine runs on one core; "
         f"runs are sequential, in one invocation, each in a fresh process. Date: {time.strftime('%Y-%m-%d %H:%M')}.",
         "",
-        "Seconds: search time (median of the runs listed; Spin: the whole `./pan` process). Bytes/state: "
+        "Seconds: wall-clock search time (median of the runs listed; Spin: the whole `./pan` process); "
+        "CPU s: the same run's CPU time (user + system), which is less disturbed by other load on the machine. "
+        "Bytes/state: "
         "the visited store (vector: sorted fingerprints + fingerprint, parent, action records; scalar: its arrays "
         "and dict) divided by distinct states; where a spec has `recoverable` properties the stored edges "
         "(source, target, action: 20 bytes per non-stuttering transition) are shown separately. "
         "Peak: peak RSS of the process (includes the interpreter and numpy, about 35 MiB).",
         "",
-        "| case | engine | symmetry | distinct | generated | seconds | distinct/s | bytes/state | peak MiB | notes |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| case | engine | symmetry | distinct | generated | seconds | CPU s | distinct/s | bytes/state | peak MiB | notes |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
         *lines,
         "",
         "Against the targets:",

@@ -31,6 +31,9 @@ class SparkSettings:
     master: str = "local[*]"
     partitions: int | None = None
     resume: str | None = None
+    out: str | None = None
+    driver_memory: str | None = None
+    executor_memory: str | None = None
 
 
 def build_model(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None) -> GroundModel:
@@ -61,8 +64,16 @@ def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: Spa
             raise ConfigError(f"the vector engine is unavailable ({err}); use --engine scalar") from None
         return run(model, options)
     if engine == "spark":
-        from .spark.engine import explore_from_run
-        return explore_from_run(model, options, spark or SparkSettings(), model_ref)
+        from .spark.engine import explore as spark_explore
+        from .spark.ref import ModelRef, SparkOptions
+        spark = spark or SparkSettings()
+        name, cfg, overrides, variant = model_ref
+        ref = ModelRef(name, cfg, tuple((k, str(v)) for k, v in overrides), variant, options.symmetry)
+        store = os.path.join(spark.out, "spark") if spark.out else None
+        return spark_explore(ref, options, SparkOptions(master=spark.master, partitions=spark.partitions,
+                                                        store=store, resume=spark.resume,
+                                                        driver_memory=spark.driver_memory,
+                                                        executor_memory=spark.executor_memory))
     raise ConfigError(f"unknown engine '{engine}'; choose one of {', '.join(ENGINES)}")
 
 

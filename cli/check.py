@@ -31,7 +31,9 @@ def register(sub):
     p.add_argument("--progress", action="store_true", help="print a progress line every few seconds (stderr)")
     p.add_argument("--master", default="local[*]", help="spark engine: the Spark master URL")
     p.add_argument("--partitions", type=int, help="spark engine: number of partitions")
-    p.add_argument("--resume", metavar="DIR", help="spark engine: resume a run from its --out directory")
+    p.add_argument("--resume", metavar="DIR", help="spark engine: resume a killed run from its --out directory")
+    p.add_argument("--driver-memory", metavar="SIZE", help="spark engine: spark.driver.memory, e.g. 2g")
+    p.add_argument("--executor-memory", metavar="SIZE", help="spark engine: spark.executor.memory, e.g. 2g")
     p.set_defaults(run=run)
 
 
@@ -56,7 +58,8 @@ def run(args) -> int:
                              (spec.configs[0].name if spec.configs else None))
     spec.with_variant(args.variant)  # validates the variant name before any work
     out = args.out or default_out(spec.name, config or "default", args.variant)
-    spark = SparkSettings(args.master, args.partitions, args.resume) if args.engine == "spark" else None
+    spark = (SparkSettings(args.master, args.partitions, args.resume, out, args.driver_memory, args.executor_memory)
+             if args.engine == "spark" else None)
     result = check_spec(spec, config, sets, args.variant, args.engine, options, out, spark)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))

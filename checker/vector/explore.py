@@ -39,11 +39,11 @@ def group_index(u: np.ndarray, c: np.ndarray) -> np.ndarray:
         return np.zeros(len(c), dtype=np.int64)
     B = min(int(np.ceil(np.log2(k))) + 1, 40)
     shift = _U64(64 - B)
-    counts = np.bincount((u >> shift).astype(np.intp), minlength=1 << B)
+    counts = np.bincount((u >> shift).view(np.int64), minlength=1 << B)
     D = np.empty(len(counts) + 1, dtype=np.int64)
     D[0] = 0
     np.cumsum(counts, out=D[1:])
-    pos = D[(c >> shift).astype(np.intp)]
+    pos = D[(c >> shift).view(np.int64)]  # top bits < 2^40: the int64 view is exact and free
     eq = u[pos] == c
     act = np.flatnonzero(~eq)
     while len(act):

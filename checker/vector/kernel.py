@@ -22,7 +22,7 @@ import numpy as np
 from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.symmetry import permutations
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import GCell, GConst, GDyn, GroundModel, evaluate, successor
+from txncheck.spec.ground import GCell, GroundModel, evaluate, successor
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells
@@ -227,9 +227,7 @@ class VectorKernel:
         out = []
         errs = []
         for t, v in a.updates:
-            val = em.expr(v)
-            if val.kind == "bool":
-                val = val  # 0/1 written as such
+            val = em.expr(v)  # a bool array is written as 0/1
             if isinstance(t, GCell):
                 out.append((t.pos, None, val))
                 if val.err:
