@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 OUT    ?= out
 
-.PHONY: run test venv venv-test java-check bench clean cluster-start cluster-stop
+.PHONY: run test test-heavy venv venv-test java-check bench clean cluster-start cluster-stop
 
 $(BIN)/activate:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "txncheck needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
@@ -33,6 +33,9 @@ java-check:
 
 test: venv-test java-check
 	$(BIN)/python -m pytest -q
+
+test-heavy: venv-test
+	$(BIN)/python -m pytest -q -m heavy
 
 bench: venv-test
 	$(PY) benchmarks/run.py

@@ -99,3 +99,11 @@ class SearchOutcome:
         while self.parent[i] >= 0:
             i = int(self.parent[i])
         return i
+
+
+def selected_properties(model, options: ExploreOptions):
+    """The model's properties that `options.properties` selects (all when it is None)."""
+    if options.properties is None:
+        return model.properties
+    names = set(options.properties)
+    return tuple(p for p in model.properties if p.name in names)

@@ -18,7 +18,7 @@ from txncheck.traces.schema import save, write_json_atomic, write_text_atomic
 
 from . import recoverable
 from .fingerprint import collision_probability
-from .outcome import ExploreOptions, SearchOutcome
+from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import concrete_path
 from .result import CheckResult, PropertyOutcome
 
@@ -102,7 +102,7 @@ def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str
 def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, engine: str,
           out: str | None = None) -> CheckResult:
     t0 = time.perf_counter()
-    selected = [p for p in model.properties if options.properties is None or p.name in options.properties]
+    selected = selected_properties(model, options)
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
     outcomes, traces = [], {}

@@ -17,7 +17,7 @@ from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from . import symmetry
 from .compile_py import CompiledModel
-from .outcome import ExploreOptions, SearchOutcome
+from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .progress import Progress, peak_rss
 
 
@@ -27,7 +27,7 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     fpr = cm.fpr
     lo = model.layout.cell_lo
     perms = symmetry.permutations(model, options.symmetry)
-    selected = _selected(model, options)
+    selected = selected_properties(model, options)
     always = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == ALWAYS]
     sometimes = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == SOMETIMES]
     recov = [p for p in selected if p.kind == RECOVERABLE]
@@ -158,13 +158,6 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
         elapsed=time.perf_counter() - start, peak_memory=peak_rss(), engine="scalar")
     out.store_bytes = n * (8 + 8 + 4) + (len(esrc) * 20 if want_edges else 0) + n * 60
     return out
-
-
-def _selected(model: GroundModel, options: ExploreOptions):
-    if options.properties is None:
-        return model.properties
-    names = set(options.properties)
-    return tuple(p for p in model.properties if p.name in names)
 
 
 def _locate(model: GroundModel, s, err: EvaluationError) -> EvaluationError:

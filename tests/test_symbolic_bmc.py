@@ -43,10 +43,10 @@ def _cases(names, with_baseline=True):
             continue
         if with_baseline:
             out.append(pytest.param(name, None, id=f"{name}-baseline",
-                                    marks=[pytest.mark.slow] if name == "kafka" else []))
+                                    marks=[pytest.mark.heavy] if name == "kafka" else []))
         for v in spec.variants:
             out.append(pytest.param(name, v.name, id=f"{name}-{v.name}",
-                                    marks=[pytest.mark.slow] if name == "kafka" else []))
+                                    marks=[pytest.mark.heavy] if name == "kafka" else []))
     return out
 
 

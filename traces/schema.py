@@ -91,18 +91,7 @@ class Trace:
 
 def write_json_atomic(path: str, data: object) -> None:
     """Write JSON to `path` via a temporary file and a rename, so readers never see half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def write_text_atomic(path: str, text: str) -> None:

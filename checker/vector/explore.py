@@ -20,7 +20,7 @@ import numpy as np
 from txncheck.spec.ground import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
-from ..outcome import ExploreOptions, SearchOutcome
+from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
 from .kernel import VectorKernel
 from .store import VisitedStore
@@ -52,20 +52,13 @@ def group_index(u: np.ndarray, c: np.ndarray) -> np.ndarray:
     return pos
 
 
-def _selected(model: GroundModel, options: ExploreOptions):
-    if options.properties is None:
-        return model.properties
-    names = set(options.properties)
-    return tuple(p for p in model.properties if p.name in names)
-
-
 def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | None = None) -> SearchOutcome:
     start = time.perf_counter()
     if kernel is None:
         kernel = VectorKernel(model, options.symmetry)
     t_compile = time.perf_counter() - start
     A = max(kernel.n_actions, 1)
-    selected = _selected(model, options)
+    selected = selected_properties(model, options)
     always = [p.name for p in selected if p.kind == ALWAYS]
     sometimes = [p.name for p in selected if p.kind == SOMETIMES]
     recov = [p.name for p in selected if p.kind == RECOVERABLE]
