@@ -133,27 +133,16 @@ class CompiledModel:
             if p.when is not None:
                 props.append(f"def when_{i}(s):\n    return {em.expr(p.when)}")
         term = f"def terminal(s):\n    return {em.expr(model.terminal) if model.terminal is not None else 'False'}"
-        guards = [f"def guard_{a.id}(s):\n    return {em.expr(a.guard)}" for a in model.actions]
         self.source = "\n".join(lines) + "\n\n" + "\n\n".join(props + [term]) + "\n"
         ns = {"Z": self.fpr.table, "LO": lo, "HI": hi, "_chk": _chk, "_div": _div, "_mod": _mod,
               "_oob": self._oob, "_dup": self._dup}
         for k, t in enumerate(em.tables):
             ns[f"_T{k}"] = t
         exec(compile(self.source, f"<txncheck:{model.spec.name}>", "exec"), ns)
-        self._ns = ns
         self.expand = ns["expand"]
         self.prop_fns = {p.name: ns[f"prop_{i}"] for i, p in enumerate(model.properties)}
         self.when_fns = {p.name: ns[f"when_{i}"] for i, p in enumerate(model.properties) if p.when is not None}
         self.terminal = ns["terminal"]
-        self._guard_src = "\n\n".join(guards)
-        self._guards = None
-
-    def guard(self, action_id: int):
-        if self._guards is None:
-            ns = dict(self._ns)
-            exec(compile(self._guard_src, "<txncheck-guards>", "exec"), ns)
-            self._guards = [ns[f"guard_{a.id}"] for a in self.model.actions]
-        return self._guards[action_id]
 
     def _oob(self, aid, pos, v):
         a = self.model.actions[aid]

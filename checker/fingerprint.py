@@ -8,7 +8,6 @@ for only the cells an action changed, and a numpy engine computes them with one 
 from __future__ import annotations
 
 import hashlib
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -69,4 +68,4 @@ def format_probability(p: float) -> str:
     return "0" if p == 0 else f"{p:.1e}" if p < 0.01 else f"{p:.3f}"
 
 
-__all__ = ["Fingerprinter", "collision_probability", "format_probability", "zobrist_value", "math"]
+__all__ = ["Fingerprinter", "collision_probability", "format_probability", "zobrist_value"]

@@ -38,11 +38,12 @@ class SparkSettings:
 
 def build_model(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None) -> GroundModel:
     s = spec.with_variant(variant)
-    cfg = s.resolve_config(config or _default_config(s, variant), dict(overrides))
+    cfg = s.resolve_config(config or default_config(s, variant), dict(overrides))
     return ground(s, cfg)
 
 
-def _default_config(spec: Spec, variant: str | None) -> str | None:
+def default_config(spec: Spec, variant: str | None) -> str | None:
+    """A variant's own config, else the spec's first."""
     if variant:
         return spec.variant_named(variant).config
     return spec.configs[0].name if spec.configs else None

@@ -7,7 +7,7 @@ import sys
 
 from txncheck.checker.fingerprint import format_probability
 from txncheck.checker.outcome import ExploreOptions
-from txncheck.checker.run import DEFAULT_ENGINE, ENGINES, SparkSettings, check_spec
+from txncheck.checker.run import DEFAULT_ENGINE, ENGINES, SparkSettings, check_spec, default_config
 from txncheck.spec.errors import ConfigError
 
 from .common import add_model_args, load_spec, parse_sets
@@ -54,9 +54,7 @@ def run(args) -> int:
                              properties=tuple(args.property) if args.property else None,
                              progress=args.progress, memory_budget=args.memory_budget * 2**20 if args.memory_budget else None)
     sets = parse_sets(args.set)
-    config = args.config or (spec.variant_named(args.variant).config if args.variant else
-                             (spec.configs[0].name if spec.configs else None))
-    spec.with_variant(args.variant)  # validates the variant name before any work
+    config = args.config or default_config(spec, args.variant)  # also validates the variant name
     out = args.out or default_out(spec.name, config or "default", args.variant)
     spark = (SparkSettings(args.master, args.partitions, args.resume, out, args.driver_memory, args.executor_memory)
              if args.engine == "spark" else None)

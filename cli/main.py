@@ -11,7 +11,7 @@ import sys
 
 from txncheck.spec.errors import TxncheckError
 
-from . import check, replay, specs
+from . import bmc, check, replay, specs, tables
 
 EXIT_PASS, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -23,23 +23,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _optional_commands():
-    """Commands whose engines have heavier dependencies; imported explicitly, by name."""
-    mods = []
-    for name in ("tables", "bmc", "report"):
-        try:
-            mods.append(__import__(f"txncheck.cli.{name}", fromlist=["register"]))
-        except ModuleNotFoundError as err:
-            if err.name != f"txncheck.cli.{name}":
-                raise
-    return mods
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="txncheck", description="Exhaustive model checking of transactional protocols "
                 "written as state-transition tables (Kafka exactly-once transactions and more).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for mod in (specs, check, replay, *_optional_commands()):
+    for mod in (specs, check, replay, tables, bmc):  # z3 is imported only when tables/bmc run
         mod.register(sub)
     return p
 

@@ -34,13 +34,7 @@ def describe(spec) -> dict:
 
 def run(args) -> int:
     names = [args.spec] if args.spec else list(catalog.names())
-    specs = []
-    for n in names:
-        try:
-            specs.append(describe(load_spec(n)))
-        except ModuleNotFoundError:
-            if args.spec:
-                raise
+    specs = [describe(load_spec(n)) for n in names]
     if args.json:
         print(json.dumps(specs if not args.spec else specs[0], indent=1))
         return 0

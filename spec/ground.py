@@ -172,9 +172,6 @@ class GroundModel:
     def width(self) -> int:
         return self.layout.width
 
-    def row_ids(self) -> tuple[str, ...]:
-        return tuple(r.id for r in self.spec.rows)
-
     def render_state(self, state) -> dict:
         return render_state(self.layout, self.env, state)
 
@@ -489,7 +486,7 @@ def fold(op: str, args: tuple[GExpr, ...], row=None) -> GExpr:
     if op == "implies":
         a, b = args
         if isinstance(a, GConst):
-            return GConst(1) if not a.value else _as_bool(b)
+            return GConst(1) if not a.value else b
         if isinstance(b, GConst):
             return GConst(1) if b.value else fold("not", (a,), row)
     if op in ("min", "max") and len(args) == 1:
@@ -512,10 +509,6 @@ def fold(op: str, args: tuple[GExpr, ...], row=None) -> GExpr:
     if op == "-" and isinstance(args[1], GConst) and args[1].value == 0:
         return args[0]
     return GOp(op, args)
-
-
-def _as_bool(e: GExpr) -> GExpr:
-    return e
 
 
 def evaluate(e: GExpr, s, row: str | None = None) -> int:

@@ -311,9 +311,10 @@ class Spec:
                 params = [replace(q, default=forced[edit.name]) if q.name == edit.name else q for q in params]
                 continue
             if isinstance(edit, AddRow):
-                idx = [t.actor for t in tables].index(edit.table) if edit.table in [t.actor for t in tables] else None
-                if idx is None:
+                actors = [t.actor for t in tables]
+                if edit.table not in actors:
                     raise SpecError(f"variant {name}: no table {edit.table}")
+                idx = actors.index(edit.table)
                 tables[idx] = replace(tables[idx], rows=tables[idx].rows + (edit.row,))
                 continue
             found = False
@@ -341,17 +342,13 @@ def _apply_edit(r: Row, edit, vname: str) -> Row | None:
     if isinstance(edit, ReplaceGuard):
         return replace(r, guard=tuple(edit.guard) if isinstance(edit.guard, (tuple, list)) else (edit.guard,))
     if isinstance(edit, ReplaceUpdate):
-        ups = [u for u in r.updates if u.target.var.name != edit.target]
-        if len(ups) == len(r.updates) and edit.value is None:
+        hits = [k for k, u in enumerate(r.updates) if u.target.var.name == edit.target]
+        if not hits:
             raise SpecError(f"variant {vname}: row {r.id} does not update {edit.target}")
-        kept = list(r.updates)
         if edit.value is None:
-            return replace(r, updates=tuple(ups))
-        for i, u in enumerate(kept):
-            if u.target.var.name == edit.target:
-                kept[i] = Update(u.target, lift(edit.value))
-                return replace(r, updates=tuple(kept))
-        raise SpecError(f"variant {vname}: row {r.id} does not update {edit.target}")
+            return replace(r, updates=tuple(u for k, u in enumerate(r.updates) if k not in hits))
+        k = hits[0]
+        return replace(r, updates=r.updates[:k] + (Update(r.updates[k].target, lift(edit.value)),) + r.updates[k + 1:])
     raise SpecError(f"variant {vname}: unknown edit {edit!r}")
 
 

@@ -60,10 +60,6 @@ def _mset_has(rr, mbal, a):
     return Exists(BalOrNone, lambda bb: Exists(Val, lambda vv: m1b[rr, a, mbal, bb, vv]))
 
 
-def _maxbal_in(rr, mbal, subset):
-    return MaxOverAcc(rr, mbal, subset)
-
-
 def MaxOverAcc(rr, mbal, subset):
     from .expr import MaxOver
     return MaxOver(Acceptor, lambda a: If(Member(subset, a), MaxOver(
