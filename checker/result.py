@@ -33,6 +33,7 @@ class CheckResult:
     unfired_rows: tuple[str, ...] = ()
     deadlock: dict | None = None
     options: dict = field(default_factory=dict)
+    not_applicable: tuple[str, ...] = ()  # properties the config leaves out (Property.applies)
     error: str | None = None
     traces: dict = field(default_factory=dict, compare=False, repr=False)  # name -> Trace (not serialised)
 

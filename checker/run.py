@@ -95,6 +95,9 @@ def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str
     if opts.properties is not None:
         for n in opts.properties:
             model.spec.property(n)
+            if n in model.not_applicable:
+                raise ConfigError(f"property {n} does not apply to this configuration of {model.spec.name} "
+                                  f"(see `txncheck specs {model.spec.name}`); choose a config that includes it")
     model_ref = (spec.name, cfg.name, tuple(sorted(merged.items())), variant)
     outcome = explore(model, engine, opts, spark, model_ref)
     return judge(model, outcome, opts, engine, out)
@@ -172,7 +175,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     result = CheckResult(
         spec=model.spec.name, variant=variant, config=model.config.to_json(), engine=engine, verdict=verdict,
         complete=outcome.complete, stop_reason=outcome.stop_reason, stats=stats, properties=tuple(outcomes),
-        coverage=coverage, unfired_rows=unfired, deadlock=deadlock,
+        coverage=coverage, unfired_rows=unfired, deadlock=deadlock, not_applicable=model.not_applicable,
         options={k: v for k, v in asdict(options).items() if k not in ("progress", "progress_interval", "workdir")},
         traces=traces)
     if out:

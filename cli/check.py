@@ -89,6 +89,8 @@ def summary(result, out: str | None) -> str:
         where = f"  after {steps}: {os.path.join(out, p.trace) if out else p.trace}" if p.trace else ""
         mark = "  (expected: this variant breaks it)" if p.expected_to_break and p.outcome == "violated" else ""
         lines.append(f"    {p.name:<{width}}  {p.kind:<11} {p.outcome}{where}{mark}")
+    if result.not_applicable:
+        lines.append(f"  not applicable to this config: {', '.join(result.not_applicable)}")
     if result.deadlock:
         lines.append(f"  deadlock after {result.deadlock['depth']} steps: "
                      f"{os.path.join(out, result.deadlock['trace']) if out else result.deadlock['trace']}")

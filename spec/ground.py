@@ -167,6 +167,7 @@ class GroundModel:
     terminal: GExpr | None
     env: Mapping[str, object] = field(default_factory=dict)
     strengthening: tuple[GroundProperty, ...] = ()
+    not_applicable: tuple[str, ...] = ()  # properties whose `applies` is false under this config
 
     @property
     def width(self) -> int:
@@ -396,6 +397,12 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise SpecError(f"row ids must be unique; repeated: {', '.join(dup)}")
+    for a in spec.assumptions:
+        g = gr.g(a.expr, {}, None)
+        if not isinstance(g, GConst):
+            raise SpecError(f"assumption {show(a.expr)} reads state; it may use configuration constants only")
+        if not g.value:
+            raise ConfigError(f"configuration rejected: {a.message}")
     actions: list[GroundAction] = []
     for r in spec.rows:
         actions.extend(gr.row_actions(r, len(actions)))
@@ -415,7 +422,15 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     if dupp:
         raise SpecError(f"property names must be unique; repeated: {', '.join(dupp)}")
     props = []
+    skipped = []
     for p in tuple(spec.properties) + tuple(spec.invariants_for_induction):
+        if p.applies is not None:
+            g = gr.g(p.applies, {}, None)
+            if not isinstance(g, GConst):
+                raise SpecError(f"property {p.name}: `applies` reads state; it may use configuration constants only")
+            if not g.value:
+                skipped.append(p.name)
+                continue
         if not gr.is_bool(p.expr):
             raise SpecError(f"property {p.name} is not boolean: {show(p.expr)}")
         try:
@@ -425,9 +440,10 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
             raise SpecError(f"property {p.name}: {err}") from None
         props.append(GroundProperty(p, expr, when))
     terminal = gr.g(spec.terminal, {}, None) if spec.terminal is not None else None
-    n_main = len(spec.properties)
-    return GroundModel(spec, config, gr.layout, tuple(actions), tuple(init), tuple(props[:n_main]),
-                       terminal, gr.env, tuple(props[n_main:]))
+    main = {p.name for p in spec.properties}
+    return GroundModel(spec, config, gr.layout, tuple(actions), tuple(init),
+                       tuple(p for p in props if p.name in main), terminal, gr.env,
+                       tuple(p for p in props if p.name not in main), tuple(skipped))
 
 
 # ---- folding and evaluation -----------------------------------------------------------------

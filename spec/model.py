@@ -83,7 +83,9 @@ PROPERTY_KINDS = (ALWAYS, SOMETIMES, RECOVERABLE)
 class Property:
     """`always`: holds in every reachable state. `sometimes`: holds in some reachable state (a
     non-vacuity witness). `recoverable`: from every reachable state where `when` holds, a state
-    satisfying `expr` is reachable using only rows without the tags in `exclude_tags`."""
+    satisfying `expr` is reachable using only rows without the tags in `exclude_tags`.
+    `applies` (configuration constants only) says for which configs the property is checked at all:
+    a feature's properties and witnesses do not apply where the config leaves the feature out."""
 
     name: str
     kind: str
@@ -92,25 +94,40 @@ class Property:
     when: Expr | None = None
     exclude_tags: tuple[str, ...] = ()
     ref: str = ""
+    applies: Expr | None = None
 
     def __post_init__(self):
         if self.kind not in PROPERTY_KINDS:
             raise SpecError(f"property {self.name}: kind must be one of {', '.join(PROPERTY_KINDS)}, "
                             f"not {self.kind!r}")
         object.__setattr__(self, "expr", lift(self.expr))
+        if self.applies is not None:
+            object.__setattr__(self, "applies", lift(self.applies))
 
 
-def Always(name, expr, doc="", ref="") -> Property:
-    return Property(name, ALWAYS, expr, doc, ref=ref)
+def Always(name, expr, doc="", ref="", applies=None) -> Property:
+    return Property(name, ALWAYS, expr, doc, ref=ref, applies=applies)
 
 
-def Sometimes(name, expr, doc="", ref="") -> Property:
-    return Property(name, SOMETIMES, expr, doc, ref=ref)
+def Sometimes(name, expr, doc="", ref="", applies=None) -> Property:
+    return Property(name, SOMETIMES, expr, doc, ref=ref, applies=applies)
 
 
 def Recoverable(name, goal, doc="", when=None, exclude_tags=(), ref="") -> Property:
     return Property(name, RECOVERABLE, goal, doc, when=None if when is None else lift(when),
                     exclude_tags=tuple(exclude_tags), ref=ref)
+
+
+@dataclass(frozen=True)
+class Assume:
+    """A condition on the configuration constants alone (TLC's ASSUME): a config that violates it
+    is rejected with `message` before any search."""
+
+    expr: Expr
+    message: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "expr", lift(self.expr))
 
 
 @dataclass(frozen=True)
@@ -232,6 +249,7 @@ class Spec:
     variants: tuple[Variant, ...] = ()
     symmetry: Symmetry | None = None
     init: tuple[Expr, ...] = ()  # extra constraints on initial states (rarely needed)
+    assumptions: tuple[Assume, ...] = ()  # conditions on the configuration constants
     invariants_for_induction: tuple[Property, ...] = ()  # strengthening invariants (symbolic engine)
     terminal: Expr | None = None  # states where having no enabled row is not a deadlock
     ref: str = ""

@@ -52,6 +52,9 @@ def test_incomplete_exit_3_only_when_required(txncheck_cli, tmp_path):
     (("frobnicate",), "invalid choice: 'frobnicate'"),
     (("replay", "/nonexistent/trace.json"), "does not exist"),
     (("specs", "nosuchspec"), "unknown spec"),
+    (("check", "kafka", "--set", "parts=2", "--set", "ctp=1"), "need parts + ctp <= 2: lower parts or set ctp=0"),
+    (("check", "kafka", "--set", "ctp=0", "--property", "EOS-1"), "property EOS-1 does not apply"),
+    (("check", "kafka", "--property", "NOPE-9"), "has no property NOPE-9"),
 ])
 def test_bad_input_one_clear_message_exit_2(txncheck_cli, tmp_path, args, needle):
     code, out, err = txncheck_cli(*args, cwd=tmp_path)

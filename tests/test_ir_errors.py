@@ -7,7 +7,7 @@ from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
 from txncheck.spec.errors import ConfigError, EvaluationError, SpecError
 from txncheck.spec.expr import And, Config, Param, Var
 from txncheck.spec.ground import ground
-from txncheck.spec.model import Always, ConfigParam, NamedConfig, Row, Spec, Table
+from txncheck.spec.model import Always, Assume, ConfigParam, NamedConfig, Row, Spec, Table
 
 N = IdSet("N", size="n")
 Small = IntRange("Small", 0, 3)
@@ -92,3 +92,25 @@ def test_config_value_checked():
         spec.resolve_config(None, {"n": 9})
     with pytest.raises(ConfigError, match="no configuration constant 'm'"):
         spec.resolve_config(None, {"m": 1})
+
+
+def test_assumption_rejects_a_config_with_its_message():
+    spec = Spec("t", "", vars=(x,), tables=(), params=(ConfigParam("n", 2, lo=1, hi=4),),
+                assumptions=(Assume(Config("n") <= 3, "n must be at most 3 here: lower n"),))
+    ground(spec, spec.resolve_config(None, {"n": 3}))
+    with pytest.raises(ConfigError, match="configuration rejected: n must be at most 3 here: lower n"):
+        ground(spec, spec.resolve_config(None, {"n": 4}))
+
+
+def test_assumption_may_not_read_state():
+    spec = Spec("t", "", vars=(x,), tables=(), assumptions=(Assume(x == 0, "x"),))
+    with pytest.raises(SpecError, match="configuration constants only"):
+        ground(spec, spec.resolve_config(None))
+
+
+def test_property_applies_only_where_its_config_condition_holds():
+    prop = Always("Small", x <= 3, applies=Config("n") >= 2)
+    spec = Spec("t", "", vars=(x,), tables=(), properties=(prop,), params=(ConfigParam("n", 2, lo=1, hi=4),))
+    assert [p.name for p in ground(spec, spec.resolve_config(None)).properties] == ["Small"]
+    m = ground(spec, spec.resolve_config(None, {"n": 1}))
+    assert m.properties == () and m.not_applicable == ("Small",)

@@ -51,7 +51,7 @@ def test_spec_imports_and_grounds_every_config_and_protocol():
 
 
 def test_row_ids_are_prefixed_per_actor_and_cite_a_source():
-    prefixes = {"producer": ("PC-",), "coordinator": ("TC-", "TL-"), "partition": ("PL-",),
+    prefixes = {"producer": ("PC-",), "consumer": ("CS-",), "coordinator": ("TC-", "TL-"), "partition": ("PL-",),
                 "network": ("NET-",), "faults": ("FLT-",)}
     for t in SPEC.tables:
         for r in t.rows:
@@ -126,3 +126,20 @@ def test_tiny_state_counts_are_golden(tiny_results, protocol):
         golden = json.load(f)
     r = tiny_results[protocol]
     assert golden[f"kafka/tiny/{protocol}"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}
+
+
+def test_eos_config_passes_with_the_consumer_side_witnessed():
+    r = check_spec(SPEC, config="eos", engine="vector", options=ExploreOptions(stop_on_violation=False))
+    assert r.complete and r.verdict == "pass", r.violated
+    names = {p.name for p in r.properties}
+    assert {"ATOM-3", "EOS-1", "OffsetsCommitted", "GenerationFenced"} <= names
+    assert all(p.outcome == "witnessed" for p in r.properties if p.kind == "sometimes")
+    with open(GOLDEN, encoding="utf-8") as f:
+        golden = json.load(f)
+    assert golden["kafka/eos/tv2"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}
+
+
+def test_consumer_side_properties_do_not_apply_without_the_loop():
+    m = ground(SPEC, SPEC.resolve_config("tiny"))
+    assert {"ATOM-3", "EOS-1", "OffsetsCommitted"} <= set(m.not_applicable)
+    assert "ConsecutiveCommits" in {p.name for p in m.properties}

@@ -16,7 +16,7 @@ BASELINE_BEHAVIOURS = {"B1-late-produce", "B1b-late-produce-verify", "B5-unknown
 @pytest.mark.parametrize("name", [v.name for v in SPEC.variants])
 def test_variant_is_caught_with_a_replayable_counterexample(name):
     v = SPEC.variant_named(name)
-    r = check_spec(SPEC, variant=name, engine="scalar", options=ExploreOptions(stop_on_violation=True))
+    r = check_spec(SPEC, variant=name, engine="vector", options=ExploreOptions(stop_on_violation=True))
     hits = [p for p in r.properties if p.outcome == "violated" and p.name in v.breaks]
     assert hits, f"{name}: none of {v.breaks} violated (violated: {r.violated})"
     for p in hits:
@@ -25,7 +25,7 @@ def test_variant_is_caught_with_a_replayable_counterexample(name):
         assert rep.confirmed, rep.message
     if name not in BASELINE_BEHAVIOURS:
         names = tuple(p.name for p in hits)
-        base = check_spec(SPEC, config=v.config, overrides=dict(v.settings), engine="scalar",
+        base = check_spec(SPEC, config=v.config, overrides=dict(v.settings), engine="vector",
                           options=ExploreOptions(stop_on_violation=False, properties=names))
         assert base.complete
         assert not [p.name for p in base.properties if p.outcome == "violated"], \

@@ -51,8 +51,16 @@ def driver(master, store, out, resume=False):
     cmd += ["--resume", str(store)] if resume else ["--store", str(store)]
     env = dict(os.environ, TMPDIR=str(store.parent),
                _JAVA_OPTIONS=f"-Djava.io.tmpdir={store.parent}")  # a killed driver's temp files stay here
-    return subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env)
+    # stderr to a file, not a pipe nobody drains while waiting (a full pipe would stall the driver)
+    err = open(f"{out}.err", "wb")
+    p = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    p.err_path = f"{out}.err"
+    return p
+
+
+def stderr_tail(proc, n=3000) -> str:
+    with open(proc.err_path, "rb") as f:
+        return f.read().decode(errors="replace")[-n:]
 
 
 def records(store) -> int:
@@ -69,9 +77,9 @@ def wait_records(proc, store, n, timeout=300):
         if records(store) >= n:
             return
         if proc.poll() is not None:
-            pytest.fail("the driver exited early: " + proc.stderr.read().decode()[-2000:])
+            pytest.fail("the driver exited early: " + stderr_tail(proc))
         time.sleep(0.2)
-    pytest.fail(f"no level {n} within {timeout} s")
+    pytest.fail(f"no level {n} within {timeout} s; driver stderr: " + stderr_tail(proc))
 
 
 def finish(proc, out, timeout=400):
@@ -80,8 +88,7 @@ def finish(proc, out, timeout=400):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail("the driver did not finish")
-    err = proc.stderr.read().decode()
-    assert rc == 0, err[-3000:]
+    assert rc == 0, stderr_tail(proc)
     with open(out) as f:
         return json.load(f)
 

@@ -26,7 +26,6 @@ def spark():
     from txncheck.checker.spark.session import start_session
     work = tempfile.mkdtemp(prefix="txncheck-spark-test-")
     s = start_session(SparkOptions(master="local[2]"), work)
-    s.conf.set("spark.sql.shuffle.partitions", "4")
     yield s
     s.stop()
     shutil.rmtree(work, ignore_errors=True)

@@ -1,22 +1,29 @@
 """txncheck.spec.kafka: Apache Kafka's exactly-once transactions as explicit state-transition tables.
 
 Follows docs KAFKA-PROTOCOL.md: producer client (PC-*), transaction coordinator and transaction log
-(TC-*, TL-*), partition leaders (PL-*), network (NET-*) and faults (FLT-*); properties of §5;
+(TC-*, TL-*), partition leaders and the group coordinator on __consumer_offsets (PL-*), the
+consume-transform-produce consumer (CS-*), network (NET-*) and faults (FLT-*); properties of §5;
 protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants.
 """
-from txncheck.spec.model import Spec
+from txncheck.spec.expr import Config
+from txncheck.spec.model import Assume, Spec
 
-from . import configs, faults, partition, producer, properties, state, txnlog, variants
-from .domains import Part
+from . import configs, consumer, faults, partition, producer, properties, state, txnlog, variants
+from .domains import MAXP
 
 SPEC = Spec(
     name="kafka",
     doc=__doc__.splitlines()[0].split(": ", 1)[1],
     vars=state.VARS,
-    tables=(producer.TABLE, txnlog.TABLE, partition.TABLE, faults.NET, faults.FLT),
+    tables=(producer.TABLE, consumer.TABLE, txnlog.TABLE, partition.TABLE, faults.NET, faults.FLT),
     properties=properties.PROPERTIES,
     params=configs.PARAMS,
     configs=configs.CONFIGS,
     variants=variants.VARIANTS,
+    assumptions=(Assume(Config("parts") + Config("ctp") <= MAXP,
+                        f"the tables have {MAXP} partitions; `parts` data partitions plus the __consumer_offsets "
+                        f"partition of `ctp` need parts + ctp <= {MAXP}: lower parts or set ctp=0"),
+                 Assume(Config("restart_txns") <= Config("txns"),
+                        "restart_txns must not exceed txns (the Txn domain is sized by txns)")),
     ref="docs/KAFKA-PROTOCOL.md; KIP-98, KIP-360, KIP-447, KIP-890",
 )

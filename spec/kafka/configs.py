@@ -17,34 +17,52 @@ PARAMS = (
     ConfigParam("timeouts", 1, "budget: coordinator transaction-timeout aborts (T1)", lo=0, hi=3),
     ConfigParam("failovers", 1, "budget: coordinator failovers per tid", lo=0, hi=3),
     ConfigParam("delays", 1, "budget: produce requests delayed past the client's delivery timeout", lo=0, hi=3),
-    ConfigParam("duplicates", 1, "budget: produce requests resent by the client while still in flight", lo=0, hi=3),
+    ConfigParam("duplicates", 1, "budget: produce or TxnOffsetCommit requests resent by the client while still in flight", lo=0, hi=3),
     ConfigParam("losses", 0, "budget: coordinator requests or responses lost (client times out, retries)", lo=0, hi=3),
     ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
+    ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "
+                "input record, writes one output per data partition and commits the next input offset with "
+                "sendOffsetsToTransaction; partition `parts` is then the group's __consumer_offsets partition",
+                lo=0, hi=1),
+    ConfigParam("inputs", 2, "records in the input partition the consume-transform-produce loop consumes", lo=1, hi=3),
+    ConfigParam("kip447", 1, "1: TxnOffsetCommit carries the consumer's generation (O2 fencing) and OffsetFetch "
+                "uses RequireStable (KIP-447); 0: pre-2.5 clients", lo=0, hi=1),
     ConfigParam("client_bump", 0, "1: a failed batch sets epochBumpRequired (Java client 2.5+ canBumpEpoch); "
                 "0: only OUT_OF_ORDER_SEQUENCE does (§2.2, the reference's client)", lo=0, hi=1),
 )
 
-_BASE = (("incs", 2), ("txns", 2), ("parts", 1), ("slots", 8), ("maxe", 8), ("maxseq", 3))
+_BASE = (("incs", 2), ("txns", 2), ("parts", 1), ("slots", 8), ("maxe", 8), ("maxseq", 3), ("inputs", 2),
+         ("kip447", 1), ("expiries", 0))
 CONFIGS = (
-    NamedConfig("tiny", (("protocol", "tv2"), *_BASE, ("restart_txns", 0), ("timeouts", 1), ("failovers", 1),
-                         ("delays", 1), ("duplicates", 0), ("losses", 0), ("expiries", 0), ("zombies", 0),
+    NamedConfig("tiny", (("protocol", "tv2"), *_BASE, ("ctp", 0), ("restart_txns", 0), ("timeouts", 1),
+                         ("failovers", 1), ("delays", 1), ("duplicates", 0), ("losses", 0), ("zombies", 0),
                          ("app_aborts", 0)),
-                "Bounds: 1 tid, 1 data partition, 8 log slots; incarnation 1 runs 2 transactions, one crash/restart "
-                "whose incarnation 2 only initialises (it fences); budgets: 1 coordinator timeout abort, "
-                "1 coordinator failover, 1 produce delayed past the client's delivery timeout; no duplicate, "
-                "loss, zombie, producer-state expiry or voluntary abort. About 80-125 thousand states "
-                "(5-10 s scalar). tv2 passes with every sometimes witnessed; kip98 violates TRACK-1, LIVE-1 "
+                "The producer side. Bounds: 1 tid, 1 data partition, 8 log slots; incarnation 1 runs 2 transactions, "
+                "one crash/restart whose incarnation 2 only initialises (it fences); budgets: 1 coordinator timeout "
+                "abort, 1 coordinator failover, 1 produce delayed past the client's delivery timeout; no consumer "
+                "side (ctp=0), duplicate, loss, zombie, producer-state expiry or voluntary abort. 174,886 states "
+                "(1 s vector). tv2 passes with every applicable sometimes witnessed; kip98 violates TRACK-1, LIVE-1 "
                 "and ATOM-2 (B1 a and b); verify violates ATOM-2 only (B1 b)."),
-    NamedConfig("ci", (("protocol", "tv2"), *_BASE, ("restart_txns", 0), ("timeouts", 1), ("failovers", 1),
-                       ("delays", 1), ("duplicates", 1), ("losses", 0), ("expiries", 0), ("zombies", 0),
+    NamedConfig("eos", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("txns", 1), ("restart_txns", 1), ("timeouts", 1),
+                        ("failovers", 0), ("delays", 0), ("duplicates", 0), ("losses", 0), ("zombies", 1),
+                        ("app_aborts", 0)),
+                "The consume-transform-produce loop (KIP-447). Bounds: 1 tid, 1 output partition plus the group's "
+                "__consumer_offsets partition, 2 input records; incarnation 1 runs 1 transaction, then a restart "
+                "(the old incarnation may run on as a zombie) whose incarnation 2 rejoins the group, fetches the "
+                "committed offset and runs 1 transaction; 1 coordinator timeout abort; no failover, delay, "
+                "duplicate or loss. 668,930 states (4 s vector)."),
+    NamedConfig("ci", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("restart_txns", 0), ("timeouts", 1),
+                       ("failovers", 1), ("delays", 0), ("duplicates", 0), ("losses", 0), ("zombies", 0),
                        ("app_aborts", 0)),
-                "tiny plus 1 duplicate produce (client retry while the request is in flight): covers P5 "
-                "duplicate detection with every other tiny fault. About 0.5 million states."),
-    NamedConfig("nightly", (("protocol", "tv2"), *_BASE, ("restart_txns", 1), ("timeouts", 1), ("failovers", 1),
-                            ("delays", 1), ("duplicates", 1), ("losses", 1), ("expiries", 0), ("zombies", 1),
-                            ("app_aborts", 1)),
-                "ci plus: the restarted incarnation runs a transaction, the crashed one may run on as a zombie, "
-                "1 lost coordinator request or response, voluntary aborts. Millions of states."),
+                "Consume-transform-produce with two consecutive transactions: tiny's crash/restart, timeout abort "
+                "and coordinator failover with TxnOffsetCommit in every transaction, no produce delay. 1,225,124 "
+                "states (5 s on the vector engine)."),
+    NamedConfig("nightly", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("restart_txns", 1), ("timeouts", 1),
+                            ("failovers", 1), ("delays", 1), ("duplicates", 1), ("losses", 1), ("zombies", 0),
+                            ("app_aborts", 0)),
+                "ci plus: the restarted incarnation runs a transaction, 1 produce delayed past the delivery timeout, "
+                "1 client retry of an in-flight produce or TxnOffsetCommit, 1 lost coordinator request or response. "
+                "Millions of states; violates FENCE-1 through a retried TxnOffsetCommit (spec/FINDINGS.md F2)."),
 )

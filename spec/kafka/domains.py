@@ -6,7 +6,7 @@ unused cells keep their initial value, so they add no states. Other index domain
 transactional ids, transactions, coordinator epochs) are sized by configuration constants.
 """
 from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
-from txncheck.spec.expr import Config, Min
+from txncheck.spec.expr import And, Config, If, MaxOver, Min, Or
 
 MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
 MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
@@ -53,6 +53,9 @@ Offset = IntRange("Offset", 0, MAXS)
 CEpoch = IntRange("CEpoch", 0, "failovers")
 StoredCEpoch = IntRange("StoredCEpoch", -1, "failovers")
 Copies = IntRange("Copies", 0, 2)
+InOffset = IntRange("InOffset", 0, "inputs")            # an offset of the input partition (= inputs: its end)
+Position = IntRange("Position", -1, "inputs")           # consumer position; -1: fetch the committed offset
+PendingOffset = IntRange("PendingOffset", -1, "inputs")  # a pid's pending transactional offset; -1: none
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["BOOL"]
 
@@ -76,3 +79,23 @@ def in_use(p):
 def tid_used(t):
     """Transactional id `t` exists in this configuration."""
     return t < Config("tids")
+
+
+CTP = Config("ctp") == 1
+OP = Config("parts")  # with `ctp`, the __consumer_offsets partition op(group) is the partition after the data ones
+
+
+def is_op(p):
+    """Partition `p` is the group's __consumer_offsets partition (consume-transform-produce configs)."""
+    return And(CTP, p == OP)
+
+
+def writes_to(p):
+    """The producer writes to `p` in every transaction: a data partition, or op via TxnOffsetCommit."""
+    return Or(in_use(p), is_op(p))
+
+
+def generation(pc_st, idle):
+    """The group's generation: every incarnation that starts joins the group (a rebalance) and is
+    assigned the input partition, so the generation is the newest started incarnation's index."""
+    return MaxOver(Inc, lambda j: If(pc_st[j] != idle, j, 0), default=0)

@@ -1,5 +1,8 @@
 """Partition leader table: Produce (§3.5), verification hand-off (§3.11), WriteTxnMarkers (§3.8),
-producer-state expiry (§3.12 X2). Kafka: `ProducerAppendInfo`, `ProducerStateManager`,
+producer-state expiry (§3.12 X2). With `ctp`, partition `parts` is the group's __consumer_offsets
+partition op, whose leader is the group coordinator: a TxnOffsetCommit is a transactional batch on
+op checked for generation (O2) and epoch (O4) but not sequence; its append records
+pending[g][pid] and its marker materialises (COMMIT) or drops (ABORT) it (§1.5, §3.4). Kafka: `ProducerAppendInfo`, `ProducerStateManager`,
 `UnifiedLog.append`, `ReplicaManager.appendRecords` (verification guard).
 
 The log is an array of slots with an end offset; appends are acks=all and the leader never fails
@@ -12,11 +15,12 @@ waits in the network meanwhile (a timing restriction: Kafka would replace the gu
 from txncheck.spec.expr import And, Config, If, MinOver, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
-from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch, TV01, TV2,
-                      in_use, tid_of)
-from .state import (b_e, b_s, env_exp, g_cereg, g_lso_dec, g_vislost, log_e, log_inc, log_k, log_kind, log_out,
-                    log_pid, log_ret, log_seq, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pl_ce, pl_e, pl_end, pl_first,
-                    pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e, w_dup)
+from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PcState, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch,
+                      TV2, generation, is_op, tid_of, writes_to)
+from .state import (b_e, b_s, b_src, env_exp, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
+                    log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_st,
+                    pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
+                    w_dup, w_gen)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -31,10 +35,15 @@ e_b = b_e[i][p][k]
 s_b = b_s[i][p][k]
 stored = pl_e[p][T]
 last = pl_seq[p][T]
-dup = And(e_b == stored, s_b <= last)
+at_op = is_op(p)  # TxnOffsetCommit batches carry no sequence: only the epoch is checked (§3.4 O4)
+dup = And(Not(at_op), e_b == stored, s_b <= last)
 fenced = e_b < stored
-oos = Or(And(stored != -1, e_b > stored, s_b != 0), And(stored != -1, e_b == stored, s_b != last + 1),
-         And(stored == -1, TV2, s_b != 0))
+oos = And(Not(at_op), Or(And(stored != -1, e_b > stored, s_b != 0), And(stored != -1, e_b == stored, s_b != last + 1),
+                         And(stored == -1, TV2, s_b != 0)))
+# KIP-447 (§3.4 O2): the group coordinator fences a TxnOffsetCommit from a member of an older generation
+gen_ok = Or(Not(at_op), Config("kip447") == 0, i == generation(pc_st, PcState.IDLE))
+# INVALID_PRODUCER_EPOCH is abortable for a produce (2.7+) but fatal for TxnOffsetCommit (TxnOffsetCommitHandler)
+FENCED_RESP = If(at_op, PResp.FENCED, PResp.ABORTABLE)
 seq_ok = And(Not(dup), Not(fenced), Not(oos))
 verified_span = And(pl_open[p][T], stored == e_b)
 needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
@@ -53,6 +62,7 @@ def append_data():
     pos = pl_end[p]
     return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(T), log_inc[p][pos].set(i), log_k[p][pos].set(k),
             log_e[p][pos].set(e_b), log_seq[p][pos].set(s_b), log_ret[p][pos].set(tl_e[T] > e_b),
+            log_src[p][pos].set(b_src[i][k]), gc_pend[T].set(If(at_op, b_src[i][k] + 1, gc_pend[T])),
             pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
             pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
@@ -60,37 +70,54 @@ def append_data():
 
 
 ROWS = (
-    Row("PL-01", A, "Produce", params=(i, p, k), guard=(in_use(p), in_flight, dup),
+    Row("PL-10", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), pl_ver[p][T] == Ver.NONE),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
+        ref="KAFKA-PROTOCOL §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
+            "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
+        doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
+            "longer current is refused before the append's epoch check."),
+    Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
         ref=f"KAFKA-PROTOCOL §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
             "ProducerStateEntry.findDuplicateBatch"),
-    Row("PL-02", A, "Produce", params=(i, p, k), guard=(in_use(p), in_flight, Not(dup), fenced),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE)),
-        ref=f"KAFKA-PROTOCOL §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+); {PAI}.checkProducerEpoch"),
-    Row("PL-03", A, "Produce", params=(i, p, k), guard=(in_use(p), in_flight, Not(dup), Not(fenced), oos),
+    Row("PL-02", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(FENCED_RESP)),
+        ref=f"KAFKA-PROTOCOL §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
+            f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
+    Row("PL-03", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
         ref=f"KAFKA-PROTOCOL §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
     Row("PL-04", A, "Produce", params=(i, p, k),
-        guard=(in_use(p), in_flight, seq_ok, needs_verify, pl_ver[p][T] == Ver.NONE),
+        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, pl_ver[p][T] == Ver.NONE),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), pl_ver[p][T].set(Ver.PENDING), pl_vi[p][T].set(i),
                  pl_vk[p][T].set(k)),
         ref="KAFKA-PROTOCOL §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
-            "ReplicaManager.appendRecords -> AddPartitionsToTxnManager"),
+            "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
+            "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
     Row("PL-05", A, "Produce", params=(i, p, k),
-        guard=(in_use(p), in_flight, seq_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
-        ref=f"KAFKA-PROTOCOL §3.5 P9/P11 (append; a span opens at the base offset); {PAI}.append, "
-            "ProducerStateManager.update"),
-    Row("PL-06", A, "verified Produce appended", params=(i, p, k), guard=(in_use(p), *held(Ver.OK), seq_ok, room),
+        ref=f"KAFKA-PROTOCOL §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
+            f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
+            "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
+    Row("PL-06", A, "verified Produce appended", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
         updates=(*append_data(), *release()),
         ref="KAFKA-PROTOCOL §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
-    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k), guard=(in_use(p), *held(Ver.OK), Not(seq_ok)),
-        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, PResp.ABORTABLE, PResp.OOS))), *release()),
+    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
+        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
+        ref="KAFKA-PROTOCOL §3.4 O2 after O3: the generation is checked once verification succeeded; "
+            "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
+    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
+        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
         ref="KAFKA-PROTOCOL §3.5 P5-P8 applied at append time, after verification"),
-    Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(in_use(p), *held(Ver.CLEARED)),
+    Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
         ref="KAFKA-PROTOCOL §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
-    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(in_use(p), *held(Ver.RETRY)),
+    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), *held(Ver.RETRY)),
         updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
         ref="KAFKA-PROTOCOL §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
 )
@@ -109,34 +136,39 @@ LSO_ON_MARKER = MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p
                         default=0)
 out = If(mres == Result.COMMIT, Outcome.COMMIT, Outcome.ABORT)
 MARKER_ROWS = (
-    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), in_use(p), n_mk[t][p][c], c < pl_ce[p][t]),
+    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
         ref="KAFKA-PROTOCOL §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
     Row("PL-21", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), in_use(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
+        guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
         updates=(n_mk[t][p][c].set(False),),
         ref="KAFKA-PROTOCOL §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
             "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
     Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), in_use(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
+        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
         updates=(log_kind[p][pl_end[p]].set(If(mres == Result.COMMIT, Kind.COMMIT, Kind.ABORT)),
                  log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(me),
                  *[log_out[p][s].set(If(in_span(s), out, log_out[p][s])) for s in range(MAXS)],
                  g_vislost.set(Or(g_vislost, And(mres == Result.ABORT,
                                                  Or(*[And(in_span(s), s < pl_lso[p]) for s in range(MAXS)])))),
                  pl_end[p].set(pl_end[p] + 1), pl_open[p][t].set(False), pl_first[p][t].set(0),
-                 pl_e[p][t].set(me), pl_ce[p][t].set(c), n_mk[t][p][c].set(False),
+                 pl_e[p][t].set(me), pl_seq[p][t].set(If(me != pl_e[p][t], -1, pl_seq[p][t])),
+                 pl_ce[p][t].set(c), n_mk[t][p][c].set(False),
                  pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
                  g_cereg.set(Or(g_cereg, c < pl_ce[p][t])),
+                 gc_off.set(If(And(is_op(p), mres == Result.COMMIT, gc_pend[t] != -1), gc_pend[t], gc_off)),
+                 gc_pend[t].set(If(is_op(p), -1, gc_pend[t])),
                  tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])),
                  pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Ver.CLEARED, pl_ver[p][t]))),
-        ref="KAFKA-PROTOCOL §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored; "
+        ref="KAFKA-PROTOCOL §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
+            "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
             "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
-            "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn",
+            "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
+            "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
         doc="The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
             "only removes p from the pending set; a deposed coordinator ignores it)."),
     Row("PL-30", A, "producer-state expiry", params=(t, p),
-        guard=(tid_used(t), in_use(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
+        guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
                env_exp < Config("expiries")),
         updates=(pl_e[p][t].set(-1), pl_seq[p][t].set(-1), pl_ce[p][t].set(-1), env_exp.set(env_exp + 1)),
         tags=("timeout",),

@@ -9,9 +9,9 @@ outstanding. Responses are consumed from the network vars of `network.py`.
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
-from .domains import MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, in_use, tid_of
-from .state import (b_e, b_s, env_dl, env_dup, g_ack, g_ackc, n_creq, n_cresp, n_cresp_e, n_lost, n_pres, n_prod, pc_add,
-                    pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
+from .domains import CTP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op, writes_to
+from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, n_creq, n_cresp, n_cresp_e, n_lost, n_pres,
+                    n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -55,27 +55,36 @@ ROWS = (
         ref=f"KAFKA-PROTOCOL §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
     # -- beginTransaction -----------------------------------------------------------------------
     Row("PC-03", A, "beginTransaction", params=(i,),
-        guard=(pc_st[i] == PcState.READY, pc_k[i] < If(i == 0, Config("txns"), Config("restart_txns"))),
+        guard=(pc_st[i] == PcState.READY, pc_k[i] < If(i == 0, Config("txns"), Config("restart_txns")),
+               Or(Not(CTP), And(cs_pos[i] >= 0, cs_pos[i] < Config("inputs")))),
         updates=(pc_st[i].set(PcState.IN_TRANSACTION), pc_k[i].set(pc_k[i] + 1),
+                 b_src[i][pc_k[i] + 1].set(If(CTP, cs_pos[i], 0)), cs_pos[i].set(If(CTP, cs_pos[i] + 1, cs_pos[i])),
                  *[pc_add[i][q].set(False) for q in range(MAXP)],
                  *[pc_b[i][q].set(BatchSt.NONE) for q in range(MAXP)]),
-        ref=f"KAFKA-PROTOCOL §2.2 beginTransaction (local); {TM}.beginTransaction"),
+        ref=f"KAFKA-PROTOCOL §2.2 beginTransaction (local), §1.6 EOS loop (poll one input record first); "
+            f"{TM}.beginTransaction, KafkaConsumer.poll",
+        doc="With `ctp`, the loop polls the record at its position (read_committed) and advances the position."),
     # -- send: AddPartitionsToTxn (TV0/1), then the batch ------------------------------------------
     Row("PC-04", A, "send to p: AddPartitionsToTxn", params=(i, p),
-        guard=(TV01, in_use(p), pc_st[i] == PcState.IN_TRANSACTION, Not(pc_add[i][p]), idle_rq),
+        guard=(TV01, writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, Not(pc_add[i][p]), idle_rq),
         updates=tuple(send(Rq.ADD, p)),
-        ref=f"KAFKA-PROTOCOL §1.1 obligation 1, §3.2; {TM}.maybeAddPartition / AddPartitionsToTxnHandler"),
+        ref=f"KAFKA-PROTOCOL §1.1 obligation 1, §3.2, §3.3 (AddOffsetsToTxn registers op); "
+            f"{TM}.maybeAddPartition / AddPartitionsToTxnHandler, sendOffsetsToTransaction / AddOffsetsToTxnHandler",
+        doc="For p = op (the group's __consumer_offsets partition) this is AddOffsetsToTxn."),
     Row("PC-05", A, "AddPartitionsToTxn response NONE", params=(i,),
         guard=resp(Rq.ADD, CResp.OK),
         updates=(*[pc_add[i][q].set(Or(pc_add[i][q], pc_rqp[i] == q)) for q in range(MAXP)], *consume()),
         ref=f"KAFKA-PROTOCOL §3.2 A4/A5; {TM}.AddPartitionsToTxnHandler"),
     Row("PC-06", A, "Produce(batch) drained", params=(i, p),
-        guard=(in_use(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
+        guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
                Or(TV2, pc_add[i][p])),
         updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
-                 b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(pc_seq[i][p]),
-                 pc_seq[i][p].set(pc_seq[i][p] + 1), n_prod[i][p][pc_k[i]].set(1)),
-        ref="KAFKA-PROTOCOL §1.1 (seq fixed at batch creation); RecordAccumulator.drain, Sender.sendProduceRequest"),
+                 b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
+                 pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1)),
+        ref="KAFKA-PROTOCOL §1.1 (seq fixed at batch creation), §3.4 (TxnOffsetCommit: a transactional batch "
+            f"on op without sequence); RecordAccumulator.drain, Sender.sendProduceRequest; {TM}.TxnOffsetCommitHandler",
+        doc="For p = op this is sendOffsetsToTransaction's TxnOffsetCommit(offset b_src + 1, generation), sent "
+            "to the group coordinator; TV0/1 after AddOffsetsToTxn, TV2 directly (implicit add)."),
     Row("PC-07", A, "Produce response NONE", params=(i, p, k),
         guard=(n_pres[i][p][k] == PResp.OK, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT),
         updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.ACKED), g_ack[i][p][k].set(True)),
@@ -105,7 +114,7 @@ ROWS = (
         ref="Sender: a response for a batch already failed or completed is ignored"),
     Row("PC-12", A, "delivery timeout expires an in-flight batch", params=(i, p),
         guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR),
-               env_dl < Config("delays")),
+               env_dl < Config("delays"), Not(is_op(p))),
         updates=(pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.ABORTABLE_ERROR), env_dl.set(env_dl + 1),
                  pc_bump[i].set(Or(pc_bump[i], Config("client_bump") == 1))),
         tags=("network",),
@@ -120,7 +129,7 @@ ROWS = (
     # -- commitTransaction / abortTransaction ----------------------------------------------------
     Row("PC-14", A, "commitTransaction: EndTxn(COMMIT)", params=(i,),
         guard=(pc_st[i] == PcState.IN_TRANSACTION, idle_rq,
-               ForAll(Part, lambda q: Or(Not(in_use(q)), pc_b[i][q] == BatchSt.ACKED))),
+               ForAll(Part, lambda q: Or(Not(writes_to(q)), pc_b[i][q] == BatchSt.ACKED))),
         updates=(pc_st[i].set(PcState.COMMITTING_TRANSACTION), *send(Rq.COMMIT)),
         ref=f"KAFKA-PROTOCOL §1.1 obligation 2 (flush first); {TM}.beginCommit, EndTxnHandler"),
     Row("PC-15", A, "abortTransaction: EndTxn(ABORT)", params=(i,),
@@ -134,7 +143,7 @@ ROWS = (
         guard=(Or(pc_st[i] == PcState.ABORTABLE_ERROR,
                   And(pc_st[i] == PcState.IN_TRANSACTION, Config("app_aborts") == 1)),
                idle_rq, Not(started)),
-        updates=(pc_st[i].set(PcState.READY),),
+        updates=(pc_st[i].set(PcState.READY), cs_pos[i].set(If(CTP, -1, cs_pos[i]))),
         ref=f"{TM}.nextRequest: EndTxn with !transactionStarted completes locally"),
     Row("PC-17", A, "EndTxn response NONE", params=(i,),
         guard=(pc_rq[i].is_in(*END), n_cresp[i] == CResp.OK,
@@ -146,9 +155,11 @@ ROWS = (
                  pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])),
                  pc_bump[i].set(And(pc_bump[i], TV01)),
                  *[pc_seq[i][q].set(If(TV2, 0, pc_seq[i][q])) for q in range(MAXP)],
-                 g_ackc[i][pc_k[i]].set(Or(g_ackc[i][pc_k[i]], pc_rq[i] == Rq.COMMIT))),
+                 g_ackc[i][pc_k[i]].set(Or(g_ackc[i][pc_k[i]], pc_rq[i] == Rq.COMMIT)),
+                 cs_pos[i].set(If(And(CTP, pc_rq[i] == Rq.ABORT), -1, cs_pos[i]))),
         ref=f"KAFKA-PROTOCOL §2.2 (abort via INITIALIZING when epochBumpRequired; TV2 adopts the returned "
-            f"(pid, e) and resets seq); {TM}.EndTxnHandler.handleResponse, completeTransaction"),
+            f"(pid, e) and resets seq); {TM}.EndTxnHandler.handleResponse, completeTransaction; after an abort "
+            "the EOS loop rewinds to the committed offsets (KIP-447 example resetToLastCommittedPositions)"),
     # -- coordinator errors ----------------------------------------------------------------------
     Row("PC-18", A, "coordinator response retriable: resend", params=(i,),
         guard=(pc_rq[i] != Rq.NONE, n_cresp[i] == CResp.RETRY, pc_st[i] != PcState.CRASHED),

@@ -8,10 +8,10 @@ rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on ev
 from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always, Recoverable, Sometimes
 
-from .domains import CEpoch, BatchSt, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use, Ver
-from .state import (env_to, g_ack, g_ackc, g_cereg, g_dec, g_f2, g_lso_dec, g_torn, g_vislost, log_inc, log_k,
-                    log_kind, log_out, log_pid, log_ret, log_e, log_seq, n_mk, n_prod, pc_e, pc_st, pl_end, pl_first,
-                    pl_lso, pl_open, tc_pend, tc_st, tl_parts, tl_st, w_dup, w_fence, w_redrive, w_vrej)
+from .domains import CTP, OP, Protocol, tid_of, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use
+from .state import (env_to, g_ack, g_ackc, g_cereg, g_dec, g_f2, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
+                    log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, pc_e, pc_st, pl_end, pl_first,
+                    pl_lso, pl_open, tc_pend, tc_st, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
 DATA = Kind.DATA
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
@@ -33,6 +33,33 @@ quiescent = And(ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))
                 ForAll(Tid, lambda t: And(Not(tc_st[t].is_in(*PREPARE)), tc_pend[t] == 0)),
                 ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Not(n_mk[t][p][c])))))
 
+
+
+def same_txn(p, s, q, s2):
+    return And(log_inc[p][s] == log_inc[q][s2], log_k[p][s] == log_k[q][s2])
+
+
+def output(p, s):
+    """A data slot of an output (data) partition."""
+    return And(in_use(p), data(p, s))
+
+
+def offsets_committed_with(p, s):
+    """The transaction of output record (p, s) has a COMMIT-closed TxnOffsetCommit record on op."""
+    return Exists(Slot, lambda s2: And(data(OP, s2), same_txn(p, s, OP, s2), log_out[OP][s2] == Outcome.COMMIT))
+
+
+ATOM3 = Implies(quiescent, And(
+    all_slots(lambda p, s: Implies(And(output(p, s), log_out[p][s] == Outcome.COMMIT), offsets_committed_with(p, s))),
+    ForAll(Slot, lambda s2: Implies(And(data(OP, s2), log_out[OP][s2] == Outcome.COMMIT), ForAll(Part, lambda p: Implies(
+        in_use(p), Exists(Slot, lambda s: And(data(p, s), same_txn(p, s, OP, s2), log_out[p][s] == Outcome.COMMIT))))))))
+
+EOS1_AT_MOST_ONCE = all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
+    And(s < s2, in_use(p), in_rc(p, s), in_rc(p, s2)), log_src[p][s] != log_src[p][s2])))
+EOS1_QUIESCENT = Implies(quiescent, ForAll(Part, lambda p: Implies(in_use(p), And(
+    ForAll(InOffset, lambda n: Implies(n < gc_off, Exists(Slot, lambda s: And(in_rc(p, s), log_src[p][s] == n)))),
+    ForAll(Slot, lambda s: Implies(in_rc(p, s), log_src[p][s] < gc_off))))))
+
 LIVE_CLIENT = (PcState.IDLE, PcState.UNINITIALIZED, PcState.FATAL_ERROR, PcState.CRASHED)
 
 PROPERTIES = (
@@ -43,6 +70,15 @@ PROPERTIES = (
                                                      log_out[p][s] == g_dec[log_inc[p][s]][log_k[p][s]])),
            "Partition outcome = decision: a closed record's marker equals decided[γ(record)].",
            ref="KAFKA-PROTOCOL §5.2 ATOM-2"),
+    Always("ATOM-3", ATOM3,
+           "Offsets all-or-nothing: at quiescence a transaction's outputs are committed exactly when its "
+           "TxnOffsetCommit is (pending offsets are materialised only by the COMMIT marker of their own "
+           "transaction on op, which ATOM-2 checks against decided[γ]).", ref="KAFKA-PROTOCOL §5.2 ATOM-3",
+           applies=CTP),
+    Always("EOS-1", And(EOS1_AT_MOST_ONCE, EOS1_QUIESCENT),
+           "Consume-transform-produce: each input offset has at most one output in RC(out); at quiescence the "
+           "outputs in RC(out) are exactly one per input offset below the group's committed offset.",
+           ref="KAFKA-PROTOCOL §5.2 EOS-1", applies=CTP),
     Always("DECIDE-1", Not(g_torn), "No γ is both committed and aborted.", ref="KAFKA-PROTOCOL §5.2 structural"),
     Always("DUR-1", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         g_ackc[i][k], And(g_dec[i][k] == Outcome.COMMIT,
@@ -72,21 +108,24 @@ PROPERTIES = (
            "LSO never decreases, LSO <= HW, and LSO <= the first offset of every open span.",
            ref="KAFKA-PROTOCOL §5.2 ORD-3"),
     Always("ORD-4", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
-        And(s < s2, data(p, s), data(p, s2), log_pid[p][s] == log_pid[p][s2], log_e[p][s] == log_e[p][s2]),
+        And(s < s2, output(p, s), data(p, s2), log_pid[p][s] == log_pid[p][s2], log_e[p][s] == log_e[p][s2]),
         log_seq[p][s] < log_seq[p][s2]))),
-           "Producer order: within one (pid, e) at p, sequence numbers strictly increase.",
+           "Producer order: within one (pid, e) at a data partition, sequence numbers strictly increase "
+           "(TxnOffsetCommit batches on op carry none).",
            ref="KAFKA-PROTOCOL §5.2 ORD-4"),
     Always("DUP-1", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
-        And(s < s2, data(p, s), data(p, s2)),
+        And(s < s2, output(p, s), data(p, s2)),
         Or(log_inc[p][s] != log_inc[p][s2], log_k[p][s] != log_k[p][s2])))),
-           "Idempotence: each client batch (γ, p) appears at most once in p's log.", ref="KAFKA-PROTOCOL §5.2 DUP-1"),
+           "Idempotence: each client batch (γ, p) appears at most once in p's log (data partitions: a retried "
+           "TxnOffsetCommit carries no sequence and may be appended twice on op, harmlessly).",
+           ref="KAFKA-PROTOCOL §5.2 DUP-1"),
     Always("FENCE-1", all_slots(lambda p, s: Implies(And(data(p, s), log_ret[p][s]), log_out[p][s] != Outcome.COMMIT)),
            "Zombie writes: no batch appended while Retired(pid, e) held is ever committed.",
            ref="KAFKA-PROTOCOL §5.2 FENCE-1"),
     Always("FENCE-2", Not(g_f2), "Zombie decisions: no EndTxn with a retired epoch prepares a transition.",
            ref="KAFKA-PROTOCOL §5.2 FENCE-2"),
     Always("FENCE-3", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
-        And(i < j, Not(pc_st[i].is_in(*LIVE_CLIENT)), Not(pc_st[j].is_in(*LIVE_CLIENT)),
+        And(i < j, tid_of(i) == tid_of(j), Not(pc_st[i].is_in(*LIVE_CLIENT)), Not(pc_st[j].is_in(*LIVE_CLIENT)),
             pc_st[i] != PcState.INITIALIZING, pc_st[j] != PcState.INITIALIZING, pc_e[i] != -1),
         pc_e[i] != pc_e[j]))),
            "Unique epochs: no two live incarnations (of one tid) hold the same (pid, e).",
@@ -114,11 +153,22 @@ PROPERTIES = (
               "A committed record becomes visible to read_committed readers."),
     Sometimes("Abort", Exists(Part, lambda p: Exists(Slot, lambda s: And(data(p, s), log_out[p][s] == Outcome.ABORT))),
               "A record is aborted by an ABORT marker."),
-    Sometimes("Fence", w_fence, "InitProducerId fences an Ongoing transaction (I11)."),
+    Sometimes("Fence", w_fence, "InitProducerId fences an Ongoing transaction (I11).",
+              applies=Config("incs") > Config("tids")),
     Sometimes("TimeoutAbort", And(env_to >= 1, Exists(Tid, lambda t: tl_st[t] == S.CompleteAbort)),
-              "The coordinator times a transaction out and completes the abort (T1)."),
-    Sometimes("FailoverRedrive", w_redrive, "A coordinator failover re-drives a Prepare* transaction (L3)."),
+              "The coordinator times a transaction out and completes the abort (T1).", applies=Config("timeouts") >= 1),
+    Sometimes("FailoverRedrive", w_redrive, "A coordinator failover re-drives a Prepare* transaction (L3).",
+              applies=Config("failovers") >= 1),
     Sometimes("VerificationRejected", w_vrej,
-              "A partition leader's verification / TV2 implicit add rejects a batch (P3, KIP-890)."),
-    Sometimes("DuplicateAbsorbed", w_dup, "A resent batch is answered as a duplicate (P5)."),
+              "A partition leader's verification / TV2 implicit add rejects a batch (P3, KIP-890).",
+              applies=Config("protocol") != Protocol.kip98),
+    Sometimes("DuplicateAbsorbed", w_dup, "A resent batch is answered as a duplicate (P5).",
+              applies=Config("duplicates") >= 1),
+    Sometimes("ConsecutiveCommits", Exists(Inc, lambda i: ForAll(Txn, lambda k: g_ackc[i][k])),
+              "One incarnation commits every transaction of its script (consecutive transactions work).",
+              applies=Config("txns") >= 2),
+    Sometimes("OffsetsCommitted", gc_off >= 1,
+              "A transaction's input offset is materialised in __consumer_offsets by its COMMIT marker.", applies=CTP),
+    Sometimes("GenerationFenced", w_gen, "The group coordinator refuses a TxnOffsetCommit of an older generation "
+              "(O2, KIP-447).", applies=And(CTP, Config("kip447") == 1, Config("incs") >= 2)),
 )

@@ -3,9 +3,9 @@ appear in a protocol row's guard (tests/test_kafka_spec.py checks this)."""
 from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import Var
 
-from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, Kind, LastSeq, Offset, Outcome, Part,
-                      PcState, Pend, PendBy, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid, Txn, TxnCount,
-                      TxnState, Ver, IntRange)
+from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, Kind, LastSeq, Offset, Outcome, Part,
+                      PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
+                      Txn, TxnCount, TxnState, Ver, IntRange)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
 pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
@@ -19,6 +19,17 @@ pc_rqp = Var("pc_rqp", Part, index=(Inc,), init=0, doc="partition of an outstand
 pc_bump = Var("pc_bump", BOOL, index=(Inc,), init=False, doc="epochBumpRequired (KIP-360)")
 b_e = Var("b_e", Epoch, index=(Inc, Part, Txn), init=-1, doc="producer epoch fixed in batch (i, p, k)")
 b_s = Var("b_s", Seq, index=(Inc, Part, Txn), init=0, doc="base sequence fixed in batch (i, p, k)")
+
+# ---- consumer of the consume-transform-produce application, per incarnation --------------------
+cs_pos = Var("cs_pos", Position, index=(Inc,), init=-1,
+             doc="position in the input partition (-1: fetch the committed offset first)")
+b_src = Var("b_src", InOffset, index=(Inc, Txn), init=0,
+            doc="input offset transaction (i, k) consumed; its outputs carry it, its TxnOffsetCommit commits +1")
+
+# ---- group coordinator (__consumer_offsets), one group, one input partition ------------------
+gc_off = Var("gc_off", InOffset, init=0, doc="committed[g][tp]: the group's committed input offset")
+gc_pend = Var("gc_pend", PendingOffset, index=(Tid,), init=-1,
+              doc="pending[g][pid][tp]: transactional offset awaiting its marker (-1: none)")
 
 # ---- network (bag of in-flight messages) ------------------------------------------------------
 n_creq = Var("n_creq", BOOL, index=(Inc,), init=False, doc="the client's coordinator request is in flight")
@@ -97,12 +108,15 @@ w_fence = Var("w_fence", BOOL, init=False, ghost=True, doc="witness: an Ongoing 
 w_redrive = Var("w_redrive", BOOL, init=False, ghost=True, doc="witness: a failover re-drove Prepare*")
 w_vrej = Var("w_vrej", BOOL, init=False, ghost=True, doc="witness: verification / implicit add rejected a batch")
 w_dup = Var("w_dup", BOOL, init=False, ghost=True, doc="witness: a duplicate batch was absorbed (P5)")
+w_gen = Var("w_gen", BOOL, init=False, ghost=True, doc="witness: a TxnOffsetCommit was fenced by generation (O2)")
+log_src = Var("log_src", InOffset, index=(Part, Slot), init=0, ghost=True,
+              doc="src(o): the input offset an output record was derived from")
 
-VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s,
+VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, gc_off, gc_pend,
         n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_mk, n_mk_res, n_mk_e,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
         env_to, env_dl, env_dup, env_loss, env_exp,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
-        g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup)
+        g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src)

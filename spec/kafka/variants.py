@@ -3,13 +3,14 @@ the checker finds, and the properties it breaks. `settings` are config overrides
 the variant needs kip98, `delays` is set to 0 so the baseline's own B1 cannot be what is found
 (tests/test_kafka_variants.py checks the baseline passes those properties under the same settings).
 """
-from txncheck.spec.expr import And, If, Max, Or, Param
-from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceUpdate, Row, SetParam, Variant
+from txncheck.spec.expr import And, ForAll, If, Max, Not, Or, Param
+from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, ReplaceUpdate, Row, SetParam, Variant
 
-from .coordinator import END_TARGET, IS_COMMIT, T, cur, e_req, i, no_pend, prepare, req
-from .domains import CEpoch, Part, Result, Rq, Tid, TxnState as S, TV2
+from .coordinator import END_TARGET, IS_COMMIT, PREPARE, T, cur, e_req, i, no_pend, prepare, req
+from .domains import CTP, OP, BatchSt, CEpoch, CResp, Part, PcState, Result, Rq, Tid, TxnState as S, TV2, in_use
 from .partition import p
-from .state import tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st
+from .producer import ROWS as PRODUCER_ROWS
+from .state import b_src, gc_off, pc_b, pc_k, pc_st, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st
 from .txnlog import markers
 
 c = Param("c", CEpoch)
@@ -25,6 +26,17 @@ _D2_ROW = Row("TC-32", "coordinator", "EndTxn v5", params=(i, c),
                        *[u for u in markers(T, c, If(IS_COMMIT, Result.COMMIT, Result.ABORT), cur + 1, lambda q: tc_parts[T][q])
                          if u.target.var.name != "tc_mk"]),
               ref="variant D2: markers sent when the EndTxn is received, before PrepareX is durable")
+
+_PC06 = next(r for r in PRODUCER_ROWS if r.id == "PC-06")
+_D3_ROW = Row("PC-40", "producer", "consumer.commitSync(offsets)", params=(i,),
+              guard=(CTP, pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][OP] == BatchSt.NONE,
+                     ForAll(Part, lambda q: Or(Not(in_use(q)), pc_b[i][q] == BatchSt.ACKED))),
+              updates=(gc_off.set(b_src[i][pc_k[i]] + 1), pc_b[i][OP].set(BatchSt.ACKED)),
+              ref="variant D3: input offsets committed by a plain OffsetCommit before commitTransaction")
+# the third-party variant B15 answers AddPartitionsToTxn NONE while the previous transaction is Prepare*
+_B15_RESP = If(tc_st[T].is_in(*PREPARE), CResp.OK, CResp.RETRY)
+B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
+               ("timeouts", 0), ("failovers", 0))
 
 VARIANTS = (
     Variant("B1-late-produce",
@@ -88,6 +100,33 @@ VARIANTS = (
                    ReplaceUpdate("PL-06", "g_lso_dec", Or(g_lso_dec, _lso_ahead < pl_lso[p]))),
             ref="Jepsen Redpanda 21.10.1 (#3036, #3039, #3003); redpanda #5090, PR #10671",
             trigger="first transactional batch appended; LSO moves past it; read_committed returns it open"),
+    Variant("B7-tid-per-worker",
+            "Two workers with their own transactional ids share the input partition of a consume-transform-"
+            "produce loop, and TxnOffsetCommit carries no group metadata nor does OffsetFetch wait for pending "
+            "offsets (pre-KIP-447 clients): no epoch relates the two tids, so nothing fences the paused worker.",
+            breaks=("EOS-1",), edits=(SetParam("kip447", 0),), settings=B7_SETTINGS,
+            ref="KAFKA-8587, KIP-447",
+            trigger="worker A (tid 0) polls input 0 and pauses; a rebalance assigns the input to worker B (tid 1), "
+                    "which reads committed offset 0, processes input 0 and commits; A resumes and commits its "
+                    "output for input 0 with offset 1: input 0 has two committed outputs"),
+    Variant("D3-offsets-outside-txn",
+            "The application commits its input offsets with a plain OffsetCommit (commitSync) before "
+            "commitTransaction instead of sendOffsetsToTransaction: the offset is durable whatever the "
+            "transaction's fate.",
+            breaks=("EOS-1",), edits=(ReplaceGuard("PC-06", (in_use(p),) + _PC06.guard[1:]), AddRow("producer", _D3_ROW)),
+            settings=(("ctp", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0)),
+            ref="KIP-98 / KIP-447 design: offsets share the transaction's markers",
+            trigger="poll input 0; output sent and acknowledged; commitSync(offset 1); crash before "
+                    "commitTransaction; the new incarnation fences and aborts the output and starts from offset 1: "
+                    "input 0 has no output"),
+    Variant("B15-empty-txn",
+            "AddPartitionsToTxn answered NONE while the previous transaction is still PrepareCommit/PrepareAbort "
+            "(instead of CONCURRENT_TRANSACTIONS, A3): the client writes to p for a transaction the coordinator "
+            "never registered p for.",
+            breaks=("TRACK-1", "ATOM-2"), edits=(ReplaceUpdate("TC-11", "n_cresp", _B15_RESP),), settings=KIP98_NO_B1,
+            ref="KAFKA-PROTOCOL §6 B15 (4); Kafka-compatible reimplementations, ydb-platform/ydb PRs #51053, #52731",
+            trigger="commit transaction 1 (PrepareCommit durable, markers pending); transaction 2 adds p: answered "
+                    "NONE; its batch is appended into p before or after transaction 1's marker"),
     Variant("D1-no-epoch-bump-on-init",
             "InitProducerId keeps the epoch (I7 without +1): a paused old incarnation and its replacement share "
             "(pid, e).",
