@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from txncheck.spec import catalog
+from txncheck.spec.expr import show
 
 from .common import load_spec
 
@@ -25,7 +26,8 @@ def describe(spec) -> dict:
                      "values": {**{k: p.default for k, p in params.items()}, **dict(c.values)},
                      "max_states": c.max_states, "max_depth": c.max_depth} for c in spec.configs],
         "tables": [{"actor": t.actor, "rows": len(t.rows), "status": t.status} for t in spec.tables],
-        "properties": [{"name": p.name, "kind": p.kind, "doc": p.doc} for p in spec.properties],
+        "properties": [{"name": p.name, "kind": p.kind, "doc": p.doc,
+                        "applies": show(p.applies) if p.applies is not None else None} for p in spec.properties],
         "variants": [{"name": v.name, "breaks": list(v.breaks), "config": v.config, "settings": dict(v.settings),
                       "doc": v.doc, "ref": v.ref} for v in spec.variants],
         "symmetry": [d.name for d in spec.symmetry.domains] if spec.symmetry else [],
@@ -68,7 +70,8 @@ def run(args) -> int:
             print(f"    {t['actor']:<22} {t['rows']} rows" + (f", status var {t['status']}" if t["status"] else ""))
         print("\n  properties:")
         for p in d["properties"]:
-            print(f"    {p['name']:<22} {p['kind']:<12} {p['doc']}")
+            cond = f" (applies when {p['applies']})" if p["applies"] else ""
+            print(f"    {p['name']:<22} {p['kind']:<12} {p['doc']}{cond}")
         print("\n  variants (each must break the listed property):")
         if not d["variants"]:
             print("    none")
