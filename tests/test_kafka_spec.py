@@ -15,7 +15,7 @@ from txncheck.traces.replay import replay
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden", "state_counts.json")
 SAFETY = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-2", "DUR-3", "ORD-1", "ORD-2", "ORD-3", "ORD-4", "DUP-1",
-          "FENCE-1", "FENCE-2", "FENCE-3", "CEPOCH-1", "TRACK-1", "BOUNDS")
+          "FENCE-1", "FENCE-2", "FENCE-3", "CEPOCH-1", "TRACK-1", "BOUNDS", "STRUCT-1", "STRUCT-2")
 LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")
 EXPECTED = {  # KAFKA-PROTOCOL §4: defects expected per protocol version, with no variant applied
     "tv2": set(),
@@ -110,6 +110,31 @@ def test_tiny_protocol_verdicts_match_the_reference(tiny_results, protocol):
     assert r.complete
     broken = {p.name for p in r.properties if p.outcome == "violated"}
     assert broken == EXPECTED[protocol]
+
+
+@pytest.mark.parametrize("protocol", ["kip98", "verify", "tv2"])
+def test_structural_properties_hold_on_tiny(tiny_results, protocol):
+    # STRUCT-1: no IllegalStateException row (TL-07, TC-90, TC-93..TC-95, TC-97) ever fires, so the coordinator's
+    # TransactionState moves only along Kafka's valid-previous-state table; STRUCT-2: the pc_k >= 1 index guards
+    # of PC-06, PC-13 and PC-17 never disable them; BOUNDS: no model-bound row (PC-22, PL-13, PL-14, PL-23,
+    # TC-91, TC-92, TC-96) fires
+    r = tiny_results[protocol]
+    outcome = {p.name: p.outcome for p in r.properties}
+    assert all(outcome[n] == "holds" for n in ("STRUCT-1", "STRUCT-2", "BOUNDS")), outcome
+    fired = {c["row"]: c["fired"] for c in r.coverage}
+    assert not [x for x in ("TL-07", "TC-90", "TC-91", "TC-92", "TC-93", "TC-94", "TC-95", "TC-96", "TC-97",
+                            "PC-22", "PL-13", "PL-14", "PL-23") if fired.get(x)]
+
+
+def test_structural_properties_are_ghost_flags_set_only_by_assertion_rows():
+    from txncheck.spec.kafka.state import g_bound, g_illegal
+    assert g_illegal.ghost and g_bound.ghost
+    writers = {v.name: sorted(r.id for r in SPEC.rows if any(u.target.var is v for u in r.updates))
+               for v in (g_illegal, g_bound)}
+    assert writers == {"g_illegal": ["TC-90", "TC-93", "TC-94", "TC-95", "TC-97", "TL-07"],
+                       "g_bound": ["PC-22", "PL-13", "PL-14", "PL-23", "TC-91", "TC-92", "TC-96"]}
+    for rid in writers["g_illegal"] + writers["g_bound"]:
+        assert len(SPEC.row(rid).updates) == 1, rid  # the assertion changes no protocol state
 
 
 @pytest.mark.parametrize("protocol", ["kip98", "verify"])

@@ -211,10 +211,6 @@ def _kafka():
     return SPEC
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open in issue 5: over all type-bounded states the kafka tables still have findings (e.g. "
-    "InitProducerId in Ongoing with an exhausted epoch has no row; PC-06 indexes b_e[..][pc_k] with "
-    "pc_k = 0). They need explicit rejection rows, tighter domains or strengthening invariants."))
 def test_kafka_baseline_tables_are_clean():
     spec = _kafka()
     r = verify_tables(ground(spec, spec.resolve_config("tiny")))

@@ -17,7 +17,7 @@ from .domains import (tid_used, PcState, Inc, Part, Pend, PendBy, PResp, Rq, CRe
                       in_use, tid_of)
 from .state import (pc_st, pc_k, b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
                     pl_vk, tc_e, tc_last, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
-                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej, g_pk)
+                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej, g_pk, g_bound, g_illegal)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -28,6 +28,7 @@ TC = "TransactionCoordinator.handle"
 
 EMPTY_OR_COMPLETE = (S.Empty, S.CompleteCommit, S.CompleteAbort)
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
+NEVER_CACHED = (S.Dead, S.PrepareEpochFence)  # §3.1 I12: a handler that finds them asserts
 IS_COMMIT = pc_rq[i] == Rq.COMMIT
 IS_ABORT = pc_rq[i] == Rq.ABORT
 no_pend = tc_pend[T] == Pend.NONE
@@ -35,6 +36,23 @@ no_pend = tc_pend[T] == Pend.NONE
 
 def req(*kinds):
     return (n_creq[i], pc_rq[i].is_in(*kinds))
+
+
+def illegal_state():
+    """Kafka's assertion fails (IllegalStateException): nothing changes; STRUCT-1 proves it unreachable."""
+    return (g_illegal.set(True),)
+
+
+def beyond_bound():
+    """The answer needs an epoch beyond `maxe`: nothing changes; BOUNDS flags a config that gets here."""
+    return (g_bound.set(True),)
+
+
+MAXE = Config("maxe")
+EPOCH_BOUND_REF = ("model bound (config maxe: the model issues no epoch beyond it; Kafka bumps, and rotates the "
+                   "producer id once the epoch is exhausted, I6 / F4, which the model leaves out); BOUNDS flags a "
+                   "config that reaches it")
+ISE = "IllegalStateException"
 
 
 def answer(code, epoch=-1):
@@ -95,6 +113,21 @@ ROWS = (
             "endTransaction(ABORT))",
         doc="The client is answered CONCURRENT_TRANSACTIONS and retries; the retry bumps again once "
             "CompleteAbort is durable."),
+    Row("TC-90", A, "InitProducerId", params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"KAFKA-PROTOCOL §3.1 I12 (stored state Dead or PrepareEpochFence: unreachable, assert); "
+            f"{TC}InitProducerId (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-91", A, "InitProducerId", params=(i,),
+        guard=(*req(*INIT), no_pend, cur >= MAXE,
+               Or(tc_st[T] == S.Ongoing, And(pc_rq[i] == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
+        updates=beyond_bound(), ref=f"KAFKA-PROTOCOL §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
+        doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
+    Row("TC-92", A, "InitProducerId(pid, e)", params=(i,),
+        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
+               cur >= MAXE),
+        updates=beyond_bound(), ref=f"KAFKA-PROTOCOL §3.1 I8 at the {EPOCH_BOUND_REF}",
+        doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- AddPartitionsToTxn (§3.2, TV0/1) -------------------------------------------------------
     Row("TC-10", A, "AddPartitionsToTxn", params=(i,), guard=(TV01, *req(Rq.ADD), e_req != cur),
         updates=answer(CResp.FENCED), ref=f"KAFKA-PROTOCOL §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
@@ -110,6 +143,12 @@ ROWS = (
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
         updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(pc_k[i])),
         ref="KAFKA-PROTOCOL §3.2 A5 (prepareAddPartitions; TL)"),
+    Row("TC-93", A, "AddPartitionsToTxn", params=(i,),
+        guard=(TV01, *req(Rq.ADD), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"KAFKA-PROTOCOL §2.1 (Ongoing's valid previous states); {TC}AddPartitionsToTransaction -> "
+            f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
     # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
     Row("TC-20", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req != cur),
         updates=answer(CResp.FENCED), ref=f"KAFKA-PROTOCOL §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
@@ -130,8 +169,14 @@ ROWS = (
     Row("TC-25", A, "EndTxn", params=(i,),
         guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] != S.Ongoing,
                Not(Or(And(tc_st[T].is_in(S.CompleteCommit, S.PrepareCommit), IS_COMMIT),
-                      And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT)))),
+                      And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT))),
+               Not(tc_st[T].is_in(*NEVER_CACHED))),
         updates=answer(CResp.FATAL), ref="KAFKA-PROTOCOL §3.6 E7 (INVALID_TXN_STATE)"),
+    Row("TC-94", A, "EndTxn", params=(i,),
+        guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
     # -- EndTxn TV2 (§3.7) -------------------------------------------------------------------------
     Row("TC-30", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), bad_tv2_epoch),
         updates=answer(CResp.FENCED), ref="KAFKA-PROTOCOL §3.7 F2 (PRODUCER_FENCED)"),
@@ -164,6 +209,15 @@ ROWS = (
         guard=(TV2, *req(*END), no_pend, retry,
                Or(And(tc_st[T] == S.PrepareCommit, IS_ABORT), And(tc_st[T] == S.PrepareAbort, IS_COMMIT))),
         updates=answer(CResp.FATAL), ref="KAFKA-PROTOCOL §3.7 F11 (INVALID_TXN_STATE)"),
+    Row("TC-95", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-96", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, current, cur >= MAXE,
+               Or(tc_st[T] == S.Ongoing, And(IS_ABORT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
+        updates=beyond_bound(), ref=f"KAFKA-PROTOCOL §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
+        doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- transaction timeout (§3.9) ------------------------------------------------------------------
     # (params: a tid; written with the incarnation-free tid param below)
 )
@@ -233,4 +287,11 @@ VERIFY_ROWS = (
         updates=(*prepare(Pend.Ongoing, cur, tc_last[T], by=PendBy.LEADER, part=p)[:-1], pl_ver[p][T].set(5),
                  g_pk[T].set(k)),
         ref="KAFKA-PROTOCOL §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
+    Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"KAFKA-PROTOCOL §3.11 as §3.2 A5: TransactionMetadata.prepareAddPartitions -> "
+            f"prepareTransitionTo(Ongoing) throws {ISE} (§2.1: Dead and PrepareEpochFence are not valid previous "
+            f"states of Ongoing)",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
 )

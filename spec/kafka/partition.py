@@ -17,7 +17,7 @@ from txncheck.spec.model import Row, Table
 
 from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PcState, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch,
                       TV2, generation, is_op, tid_of, writes_to)
-from .state import (b_e, b_s, b_src, env_exp, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
+from .state import (b_e, b_s, b_src, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
@@ -50,6 +50,9 @@ needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
 room = pl_end[p] < Config("slots")
 in_flight = n_prod[i][p][k] > 0
 held = lambda st: (pl_ver[p][T] == st, pl_vi[p][T] == i, pl_vk[p][T] == k)
+# answered whatever the verification state (PL-01, PL-02, PL-03); every other Produce waits while the
+# leader holds a batch of the pid (module doc)
+answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
 
 LSO_ON_DATA = pl_lso[p]  # a data append never moves the LSO: the span it joins or opens starts at or after it
 
@@ -102,10 +105,28 @@ ROWS = (
         ref=f"KAFKA-PROTOCOL §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
             f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
             "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
+    Row("PL-12", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, pl_ver[p][T] != Ver.NONE, Not(answered_while_held)),
+        updates=(),
+        ref="model timing restriction (module doc): the leader holds one batch per (p, pid) while it is verified "
+            "and another batch of that pid waits in the network until the held one is released; Kafka would "
+            "share or replace the VerificationGuard (KAFKA-PROTOCOL §3.5 P4, §3.11; "
+            "ProducerStateManager.maybeCreateVerificationStateEntry)",
+        doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
+    Row("PL-13", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-05 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-06", A, "verified Produce appended", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
         updates=(*append_data(), *release()),
         ref="KAFKA-PROTOCOL §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
+    Row("PL-14", A, "verified Produce appended", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
         ref="KAFKA-PROTOCOL §3.4 O2 after O3: the generation is checked once verification succeeded; "
@@ -167,6 +188,11 @@ MARKER_ROWS = (
             "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
         doc="The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
             "only removes p from the pending set; a deposed coordinator ignores it)."),
+    Row("PL-23", A, "WriteTxnMarkers", params=(t, p, c),
+        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] >= Config("slots")),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-30", A, "producer-state expiry", params=(t, p),
         guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
                env_exp < Config("expiries")),

@@ -10,8 +10,8 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
 from .domains import CTP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op, writes_to
-from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, n_creq, n_cresp, n_cresp_e, n_lost, n_pres,
-                    n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
+from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp, n_cresp_e, n_lost,
+                    n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -41,6 +41,12 @@ END = (Rq.COMMIT, Rq.ABORT)
 ready_after_end = PcState.READY
 sent_any = Or(*(pc_b[i][q] != BatchSt.NONE for q in range(MAXP)))
 started = Or(*(Or(pc_add[i][q], pc_b[i][q] != BatchSt.NONE) for q in range(MAXP)))
+# the script's current transaction pc_k indexes its batches (b_e, b_s, n_prod) and g_ackc: a client in a
+# transaction, or with a batch, has begun one (beginTransaction counts it; STRUCT-2 proves this guard never
+# disables a row)
+begun = pc_k[i] >= 1
+# model bound (config maxseq): the next sequence number fits (Kafka wraps to 0 after Integer.MAX_VALUE); PC-22
+seq_room = Or(is_op(p), pc_seq[i][p] < Config("maxseq"))
 
 ROWS = (
     # -- initTransactions ----------------------------------------------------------------------
@@ -77,7 +83,7 @@ ROWS = (
         ref=f"KAFKA-PROTOCOL §3.2 A4/A5; {TM}.AddPartitionsToTxnHandler"),
     Row("PC-06", A, "Produce(batch) drained", params=(i, p),
         guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
-               Or(TV2, pc_add[i][p])),
+               Or(TV2, pc_add[i][p]), begun, seq_room),
         updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
                  b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
                  pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1)),
@@ -121,7 +127,7 @@ ROWS = (
         ref="KAFKA-PROTOCOL §6 B1 trigger (a); RecordAccumulator.expiredBatches (delivery.timeout.ms): the "
             "request stays in flight (delayed), the client fails the batch"),
     Row("PC-13", A, "request timeout: resend the same batch", params=(i, p),
-        guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, n_prod[i][p][pc_k[i]] < 2,
+        guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, begun, n_prod[i][p][pc_k[i]] < 2,
                env_dup < Config("duplicates")),
         updates=(n_prod[i][p][pc_k[i]].set(n_prod[i][p][pc_k[i]] + 1), env_dup.set(env_dup + 1)),
         tags=("network",),
@@ -147,7 +153,7 @@ ROWS = (
         ref=f"{TM}.nextRequest: EndTxn with !transactionStarted completes locally"),
     Row("PC-17", A, "EndTxn response NONE", params=(i,),
         guard=(pc_rq[i].is_in(*END), n_cresp[i] == CResp.OK,
-               pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION)),
+               pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION), begun),
         updates=(pc_st[i].set(If(And(pc_bump[i], TV01), PcState.INITIALIZING, PcState.READY)),
                  pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)),
                  n_creq[i].set(And(pc_bump[i], TV01)), n_lost[i].set(False),
@@ -182,6 +188,14 @@ ROWS = (
         guard=(n_lost[i], pc_rq[i] != Rq.NONE, pc_st[i] != PcState.CRASHED),
         updates=(n_lost[i].set(False), n_creq[i].set(True)),
         ref="KAFKA-PROTOCOL §1.7 (lost request, indefinite outcome); NetworkClient request.timeout.ms -> retry"),
+    Row("PC-22", A, "Produce(batch) drained", params=(i, p),
+        guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
+               Or(TV2, pc_add[i][p]), begun, Not(seq_room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config maxseq): PC-06 when the next sequence number would exceed maxseq (Kafka wraps "
+            "to 0 after Integer.MAX_VALUE, DefaultRecordBatch.incrementSequence); BOUNDS flags a config that "
+            "gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
 )
 
 

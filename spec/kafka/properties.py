@@ -9,7 +9,7 @@ from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always, Recoverable, Sometimes
 
 from .domains import CTP, OP, Protocol, tid_of, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use
-from .state import (env_to, g_ack, g_ackc, g_cereg, g_dec, g_f2, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
+from .state import (env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, pc_e, pc_st, pl_end, pl_first,
                     pl_lso, pl_open, tc_pend, tc_st, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
@@ -137,9 +137,24 @@ PROPERTIES = (
         pl_open[p][t], And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p])))),
            "No untracked span: every open span's pid has a durable Ongoing/Prepare* record listing p.",
            ref="KAFKA-PROTOCOL §5.2 TRACK-1"),
-    Always("BOUNDS", ForAll(Part, lambda p: pl_end[p] < Config("slots")),
-           "The log never fills its last slot, so no append was ever refused for lack of room "
-           "(a config that hits this is too small to be trusted).", ref="model bound"),
+    Always("BOUNDS", And(ForAll(Part, lambda p: pl_end[p] < Config("slots")), Not(g_bound)),
+           "The log never fills its last slot, so no append was ever refused for lack of room, and no request "
+           "needed an epoch beyond maxe or a sequence number beyond maxseq (rows PL-13, PL-14, PL-23, TC-91, TC-92, TC-96, "
+           "PC-22 set the flag; a config that hits this is too small to be trusted).", ref="model bound"),
+    Always("STRUCT-1", Not(g_illegal),
+           "No illegal coordinator transition: no handler or transaction-log append reaches one of Kafka's "
+           "IllegalStateException assertions (a transition outside validPreviousStates, or a cached Dead / "
+           "PrepareEpochFence state; rows TL-07, TC-90, TC-93, TC-94, TC-95, TC-97 set the flag), so tc_st moves "
+           "only along the valid-previous-state table.",
+           ref="KAFKA-PROTOCOL §2.1 mechanics 1-2, §3.1 I12; TransactionMetadata.prepareTransitionTo / "
+               "completeTransitionTo, TransactionCoordinator.handleInitProducerId / handleEndTransaction"),
+    Always("STRUCT-2", ForAll(Inc, lambda i: Implies(
+        Or(pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
+                          PcState.ABORTABLE_ERROR), Exists(Part, lambda p: pc_b[i][p] != 0)),
+        pc_k[i] >= 1)),
+           "A client in a transaction, or holding a batch, has begun one (pc_k >= 1), so the index guard "
+           "pc_k >= 1 of PC-06, PC-13 and PC-17 never disables them.",
+           ref="KAFKA-PROTOCOL §2.2 beginTransaction; TransactionManager.beginTransaction"),
     Recoverable("LIVE-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))),
                 "No hanging transaction: every open span can still be closed by protocol actions (no admin abort).",
                 exclude_tags=("admin",), ref="KAFKA-PROTOCOL §5.3 LIVE-1"),

@@ -111,6 +111,10 @@ w_dup = Var("w_dup", BOOL, init=False, ghost=True, doc="witness: a duplicate bat
 w_gen = Var("w_gen", BOOL, init=False, ghost=True, doc="witness: a TxnOffsetCommit was fenced by generation (O2)")
 log_src = Var("log_src", InOffset, index=(Part, Slot), init=0, ghost=True,
               doc="src(o): the input offset an output record was derived from")
+g_illegal = Var("g_illegal", BOOL, init=False, ghost=True,
+                doc="the coordinator hit one of Kafka's IllegalStateException assertions (STRUCT-1)")
+g_bound = Var("g_bound", BOOL, init=False, ghost=True,
+              doc="a request needed more than the model's bounds: a log slot or an epoch beyond maxe (BOUNDS)")
 
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, gc_off, gc_pend,
         n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_mk, n_mk_res, n_mk_e,
@@ -119,4 +123,5 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
         env_to, env_dl, env_dup, env_loss, env_exp,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
-        g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src)
+        g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
+        g_illegal, g_bound)
