@@ -2,7 +2,7 @@
 normal entry point): prints a JSON summary of the outcome.
 
     python -m txncheck.checker.spark SPEC [--config C] [--set k=v ...] [--variant V] [--symmetry]
-        [--master URL] [--partitions N] [--store DIR] [--resume DIR] [--driver-memory 1g] [--progress]
+        [--master URL] [--partitions N] [--tasks T] [--store DIR] [--resume DIR] [--driver-memory 1g] [--progress]
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--deadlock", action="store_true")
     ap.add_argument("--master", default="local[*]")
     ap.add_argument("--partitions", type=int)
+    ap.add_argument("--tasks", type=int, help="Spark tasks per level (default: the cluster's parallelism)")
     ap.add_argument("--store")
     ap.add_argument("--resume")
     ap.add_argument("--driver-memory")
@@ -49,7 +50,7 @@ def main(argv=None) -> int:
     ref = ModelRef(a.spec, a.config, overrides, a.variant, a.symmetry)
     opts = ExploreOptions(symmetry=a.symmetry, check_deadlock=a.deadlock, progress=a.progress,
                           max_states=a.max_states)
-    sopts = SparkOptions(master=a.master, partitions=a.partitions, store=a.store, resume=a.resume,
+    sopts = SparkOptions(master=a.master, partitions=a.partitions, tasks=a.tasks, store=a.store, resume=a.resume,
                          driver_memory=a.driver_memory, executor_memory=a.executor_memory)
     try:
         o = explore(ref, opts, sopts)

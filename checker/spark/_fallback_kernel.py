@@ -36,6 +36,8 @@ class FallbackKernel:
         self.fp = Fingerprinter(model.layout)
         self.perms = sym.permutations(model, symmetry)
         self.lo = model.layout.cell_lo
+        self.n_actions = len(model.actions)
+        self.symmetric = False    # fingerprints are canonical already; P is never needed
 
     def _canon(self, s: tuple) -> tuple[tuple, int]:
         f = self.fp.of(s)
@@ -98,3 +100,26 @@ class FallbackKernel:
                 if evaluate(t, tuple(int(x) for x in states[i])):
                     dead[i] = False
         return dead
+
+    # -- the column-major interface the Spark worker uses (states as width x n) ----------------
+    def expand_cols(self, cols: np.ndarray, P=None, need_has: bool = True) -> _Expansion:
+        e = self.expand(np.ascontiguousarray(cols.T))
+        e._cols = cols
+        return e
+
+    def properties_cols(self, cols: np.ndarray, names=None) -> dict[str, np.ndarray]:
+        return self.properties(np.ascontiguousarray(cols.T), names)
+
+    def terminal_cols(self, cols: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(cols.T)
+        return ~self.deadlocks(rows, np.zeros(len(rows), dtype=bool))
+
+    def successors_cols(self, cols: np.ndarray, parent_rows, actions, known_fps=None):
+        out = []
+        for r, a in zip(np.asarray(parent_rows), np.asarray(actions)):
+            s = tuple(int(x) for x in cols[:, r])
+            c, _ = self._canon(successor(self.model, self.model.actions[int(a)], s))
+            out.append(c)
+        mat = np.array(out, dtype=self.dtype).reshape(len(out), self.width)
+        fps = self.fingerprints(mat)
+        return np.ascontiguousarray(mat.T), fps, fps

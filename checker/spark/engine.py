@@ -1,27 +1,26 @@
 """The Spark engine: the level-synchronous breadth-first search of `outcome.py`, on any Spark
 cluster, with the vector kernel doing the work on executors.
 
-One Spark job per level:
+One single-stage Spark job per level, T tasks (T = the cluster's parallelism), each owning the
+fingerprint partitions p = t, t + T, ... (P partitions in all, fp mod P). Task t, for each of its
+partitions (see worker.py):
 
-    frontier (Parquet, level d: fp, state)
-      -> mapInArrow(expand)        executors rebuild the model from the ModelRef, expand each Arrow
-                                   batch with the vector kernel, keep per child fp its least
-                                   (parent fp, action), tag it with part = fp mod P
-      -> groupBy(part).applyInArrow(dedupe)
-                                   one call per fingerprint partition: least in-edge per fp, minus
-                                   the partition's visited fingerprints (a sorted array cached in
-                                   the Python worker, reloaded from the store when absent), checks
-                                   properties on the new states, writes them as
-                                   levels/d+1/part=P/data.parquet, returns counts and the least
-                                   violating fingerprint per property
-      -> collect() of one small row per partition
+    candidates of level d+1 sent to p (Arrow files under cand/, written by the previous job)
+      -> least (parent fp, action) per fp, minus the partition's visited fingerprints (a sorted
+         array cached in the Python worker, topped up from the store when stale)
+      -> properties checked on the new states; levels/d+1/part=p/data.parquet written
+      -> the new states expanded at once; their candidates routed by fp mod P into cand/d+2/
+      -> one small dict of counts returned (collect)
 
-The visited set is never shuffled: only the level's candidate successors are. Every level is on
-storage (and recorded in the manifest) before the next starts, so `resume` continues a killed run
-from its last complete level with the same result; Spark's task retry survives lost executors
-(outputs are deterministic and written atomically, so a retried task rewrites the same file).
-At the end the driver builds the BFS-order index (fps, parent, action) as memory-mapped .npy
-files, one level at a time, so the driver never holds the visited set in RAM.
+So the candidates of a level cross the store once and are never shuffled by Spark, the visited
+set never moves, and there is no per-level planning, count() or second stage. The first job of a
+run (and of a resume) only expands the last stored level. The driver records each level in
+`manifest.json` after its job (its Parquet files are complete by then) and only then starts the
+next job, so `resume` continues a killed run from its last complete level with the same result;
+Spark's task retry survives lost executors (every file a task writes is a deterministic function
+of its inputs, written atomically). At the end the driver builds the BFS-order index (fps,
+parent, action) as memory-mapped .npy files, one level at a time, so it never holds the visited
+set in RAM.
 """
 from __future__ import annotations
 
@@ -42,7 +41,7 @@ from txncheck.checker.progress import peak_rss
 from . import storage
 from .ref import ModelRef, SparkOptions
 from .session import SparkEngineError
-from .worker import EXPAND_SCHEMA, GROUP_SCHEMA, STATS_PART, LevelCtx, dedupe_group, expand as _expand
+from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
 
 __all__ = ["explore", "ModelRef", "SparkOptions", "SparkEngineError"]
 
@@ -175,13 +174,20 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     spark = None
     owned = True
     nonce = uuid.uuid4().hex
+    stats: list[dict] = []
+    phases: dict[str, float] = {}
+    from concurrent.futures import ThreadPoolExecutor
+    cleaner = ThreadPoolExecutor(1, thread_name_prefix="txncheck-clean")
     try:
         if not st.finished or not records:
+            phases["setup"] = time.perf_counter() - t_start
             spark, owned = _session(sopts, workdir)
+            phases["session"] = time.perf_counter() - t_start - phases["setup"]
+            sc = spark
+            dp = sc.defaultParallelism
             if partitions is None:
-                dp = spark.sparkContext.defaultParallelism
                 partitions = int(sopts.partitions or max(4, 2 * dp))
-            spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+            tasks = max(1, min(partitions, int(sopts.tasks or dp)))
             if not records:
                 manifest.data = {"version": storage.SCHEMA_VERSION, "search": json.loads(json.dumps(search_key)),
                                  "partitions": partitions, "records": [], "engine": "spark"}
@@ -192,18 +198,32 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                 st.initial(rec)
             else:
                 manifest.data["records"] = records
+            runner = _Runner(sc, tasks)
             t_run = time.perf_counter()
             states_run0 = st.total
+            pending = None       # expansion counts of the current last level (done by the previous job)
             while not st.finished:
                 t0 = time.perf_counter()
-                ctx = LevelCtx(model_ref, root, nonce, st.depth, partitions, always, sometimes, recoverable,
-                               options.check_deadlock, bool(recoverable), n_actions)
-                rec = _run_level(spark, ctx, limit=st.at_limit())
+
+                def ctx(mode):
+                    return LevelCtx(model_ref, root, nonce, st.depth, partitions, tasks, always, sometimes,
+                                    recoverable, options.check_deadlock, bool(recoverable), n_actions, mode,
+                                    batch_rows=sopts.batch_rows)
+                if pending is None:
+                    pending = _merge(runner.run(ctx(EXPAND)), stats, st.depth, EXPAND)
+                limit = st.at_limit()
+                got = _merge(runner.run(ctx(COUNT if limit else STEP)), stats, st.depth, COUNT if limit else STEP)
+                rec = {"new": got["new"], "viol": got["viol"], "wit": got["wit"],
+                       "generated": pending["generated"], "fired": pending["fired"], "dead": pending["dead"]}
+                if limit:
+                    rec["limit"] = True
+                pending = got
                 dt = time.perf_counter() - t0
                 rec["seconds"] = round(dt, 4)
                 records.append(rec)
                 manifest.data["records"] = records
                 manifest.save()          # the level is durable from here on
+                cleaner.submit(storage.remove_candidates, root, st.depth + 1)   # consumed; off the critical path
                 st.advance(rec)
                 level_times.append(dt)
                 if options.progress:
@@ -211,17 +231,26 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                     print(f"progress [spark]: depth {st.depth}, {st.total:,} states (+{rec['new']:,}), "
                           f"{st.generated:,} generated, {rate:,.0f} states/s, level {dt:.2f} s",
                           file=sys.stderr, flush=True)
+        cleaner.shutdown(wait=True)
+        # the last job expanded the last level ahead of need: drop what the search did not use
+        manifest.clear_levels_from(len(st.levels), len(records) - 1)
         manifest.data["finished"] = True
         manifest.save()
     finally:
+        cleaner.shutdown(wait=True)
+        t0 = time.perf_counter()
         if spark is not None and owned:
-            spark.stop()
+            from .session import stop
+            stop(spark)
+        phases["stop"] = time.perf_counter() - t0
 
-    (fps, parent, action), masks = storage.build_index(root, st.levels, list(recoverable))
-    offsets = np.concatenate([[0], np.cumsum(st.levels)]).astype(np.int64)
+    t0 = time.perf_counter()
+    (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
+    phases["index"] = time.perf_counter() - t0
 
     def index_of(level: int, fp: int) -> int:
-        lo, hi = int(offsets[level]), int(offsets[level + 1])
+        p = fp % partitions
+        lo, hi = int(seg[level, p]), int(seg[level, p + 1])
         i = lo + int(np.searchsorted(fps[lo:hi], np.uint64(fp)))
         if i >= hi or int(fps[i]) != fp:
             raise SparkEngineError(f"store {root}: fingerprint {fp:#x} missing from level {level}")
@@ -229,7 +258,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
 
     edges = None
     if recoverable:
-        src, dst, act = storage.read_edges(root, len(st.levels))
+        src, dst, act = storage.read_edges(root, len(records) - 1)   # the levels the search expanded
         order = np.argsort(fps, kind="stable")
         sfps = np.asarray(fps)[order]
 
@@ -255,6 +284,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         extra={"partitions": partitions, "master": sopts.master, "store": root if keep else None,
                "level_seconds": [r.get("seconds") for r in records[1:]],
                "resumed_levels": len(records) - 1 - len(level_times) if sopts.resume else 0,
+               "tasks": stats, "phases": {k: round(v, 3) for k, v in phases.items()},
                "kernel": type(kernel).__name__})
     if not keep:
         # the memory-mapped index lives in the store; copy it out before removing the store
@@ -266,10 +296,10 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
 
 
 def _session(sopts: SparkOptions, workdir: str):
-    """(session, owned): an active session is reused (and left running) when allowed."""
+    """(SparkContext, owned): a running context is reused (and left running) when allowed."""
     if sopts.reuse_session:
-        from pyspark.sql import SparkSession
-        active = SparkSession.getActiveSession()
+        from pyspark import SparkContext
+        active = SparkContext._active_spark_context
         if active is not None:
             return active, False
     from .session import start_session
@@ -309,35 +339,49 @@ def _initial_level(kernel, model, root, partitions, always, sometimes, recoverab
     return rec
 
 
-def _run_level(spark, ctx: LevelCtx, limit: bool) -> dict:
-    frontier = spark.read.parquet(storage.level_dir(_spark_path(ctx.store), ctx.level)).select("fp", "state")
-    succ = frontier.mapInArrow(partial(_expand, ctx), EXPAND_SCHEMA)
-    ctx2 = ctx if not limit else _limited(ctx)
-    rows = succ.groupBy("part").applyInArrow(partial(dedupe_group, ctx2), GROUP_SCHEMA).collect()
-    rec: dict = {"new": 0, "viol": {}, "wit": {}, "generated": 0, "fired": [0] * ctx.n_actions, "dead": None}
-    if limit:
-        rec["limit"] = True
-    for r in rows:
-        info = json.loads(r["info"])
-        if r["part"] == STATS_PART:
-            rec["generated"] = info["generated"]
-            rec["fired"] = info["fired"]
-            rec["dead"] = info["dead"]
-            continue
-        rec["new"] += int(r["new"])
-        for name, (cnt, fp) in info["viol"].items():
-            old = rec["viol"].get(name)
-            rec["viol"][name] = [cnt + (old[0] if old else 0), str(min(int(fp), int(old[1])) if old else int(fp))]
-        for name, fp in info["wit"].items():
-            old = rec["wit"].get(name)
-            rec["wit"][name] = str(min(int(fp), int(old)) if old else int(fp))
-    return rec
+class _Runner:
+    """Runs one single-stage job of `tasks` tasks and collects their counts."""
+
+    def __init__(self, sc, tasks: int):
+        self.sc, self.tasks = sc, tasks
+        self.rdd = sc.parallelize(range(tasks), tasks)
+
+    def run(self, ctx: LevelCtx) -> list[dict]:
+        self.sc.setJobDescription(f"txncheck level {ctx.level} {ctx.mode}")
+        return self.rdd.mapPartitionsWithIndex(partial(_task, ctx)).collect()
 
 
-def _spark_path(root: str) -> str:
-    return root if "://" in root else "file://" + os.path.abspath(root)
+def _task(ctx: LevelCtx, index: int, _rows):
+    yield run_task(ctx, index)
 
 
-def _limited(ctx: LevelCtx) -> LevelCtx:
-    from dataclasses import replace
-    return replace(ctx, always=(), sometimes=(), recoverable=(), write=False)
+def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
+    """The counts of one job (sum over tasks; least fingerprint per property)."""
+    out: dict = {"new": 0, "viol": {}, "wit": {}, "generated": 0, "fired": None, "dead": None}
+    agg = {"level": level, "mode": mode, "cand_bytes": 0, "cand_rows": 0, "level_bytes": 0, "t": {}}
+    for r in sorted(parts, key=lambda r: r["task"]):
+        out["new"] += r["new"]
+        out["generated"] += r["generated"]
+        f = np.asarray(r["fired"], dtype=np.int64)
+        out["fired"] = f if out["fired"] is None else out["fired"] + f
+        for name, (cnt, fp) in r["viol"].items():
+            old = out["viol"].get(name)
+            out["viol"][name] = [cnt + old[0], min(fp, old[1])] if old else [cnt, fp]
+        for name, fp in r["wit"].items():
+            out["wit"][name] = min(fp, out["wit"].get(name, fp))
+        if r["dead"] is not None:
+            old = out["dead"]
+            out["dead"] = [r["dead"][0] + old[0], min(r["dead"][1], old[1])] if old else list(r["dead"])
+        for key in ("cand_bytes", "cand_rows", "level_bytes"):
+            agg[key] += r[key]
+        for key, v in r["t"].items():
+            agg["t"][key] = round(max(agg["t"].get(key, 0.0), v), 4)   # the slowest task's time
+    stats.append(agg)
+    # the manifest's JSON form: fingerprints as decimal strings (they exceed JSON's safe integers)
+    out["fired"] = [] if out["fired"] is None else out["fired"].tolist()
+    out["viol"] = {k: [c, str(fp)] for k, (c, fp) in sorted(out["viol"].items())}
+    out["wit"] = {k: str(fp) for k, fp in sorted(out["wit"].items())}
+    if out["dead"] is not None:
+        out["dead"] = [out["dead"][0], str(out["dead"][1])]
+    return out
+

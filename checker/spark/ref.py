@@ -87,7 +87,9 @@ class SparkOptions:
 
     master: any URL spark-submit accepts (`local[2]`, `spark://host:7077`, `yarn`, `k8s://...`).
     partitions: number of fingerprint partitions of the visited set (fixed for a run; a resumed run
-        keeps the stored value). None: 4 x the cluster's default parallelism, at least 4.
+        keeps the stored value). None: 2 x the cluster's default parallelism, at least 4.
+    tasks: Spark tasks per level, each owning partitions p = t, t + tasks, ... None: the cluster's
+        default parallelism (one task per core: each task costs tens of ms of Python start-up).
     store: where levels are written (Parquet); must be visible at the same path to the driver and
         every executor on a multi-machine cluster (shared filesystem, or an hdfs:// / s3:// URI).
         None: a temporary directory, removed at the end.
@@ -97,6 +99,7 @@ class SparkOptions:
 
     master: str = "local[*]"
     partitions: int | None = None
+    tasks: int | None = None
     store: str | None = None
     resume: str | None = None
     driver_memory: str | None = None     # e.g. "1g" (spark.driver.memory)
