@@ -30,30 +30,17 @@ def _explicit(m):
     return o, {k: o.depth_of(i) for k, i in o.violations.items()}
 
 
-# Kafka variants whose bmc (to the explicit engine's shortest counterexample, 9-17 steps in the
-# tiny config) takes well under a minute; the deeper ones (23-41 steps) stay heavy.
-KAFKA_IN_CI = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B10-no-marker-cepoch-check",
-               "D2-markers-before-prepare", "D4-no-sequence-check")
-
-
-def _heavy(name, variant):
-    return [pytest.mark.heavy] if name == "kafka" and variant not in KAFKA_IN_CI else []
-
-
 def _cases(names, with_baseline=True):
     out = []
     for name in names:
         spec = catalog.load(name)
         if with_baseline:
-            out.append(pytest.param(name, None, id=f"{name}-baseline", marks=_heavy(name, None)))
+            out.append(pytest.param(name, None, id=f"{name}-baseline",
+                                    marks=[pytest.mark.heavy] if name == "kafka" else []))
         for v in spec.variants:
-            out.append(pytest.param(name, v.name, id=f"{name}-{v.name}", marks=_heavy(name, v.name)))
+            out.append(pytest.param(name, v.name, id=f"{name}-{v.name}",
+                                    marks=[pytest.mark.heavy] if name == "kafka" else []))
     return out
-
-
-def test_kafka_ci_cases_name_shipped_variants():
-    names = {v.name for v in _spec("kafka").variants}
-    assert set(KAFKA_IN_CI) <= names, sorted(set(KAFKA_IN_CI) - names)
 
 
 def _replay_trace(m, trace, prop_name):
@@ -99,16 +86,6 @@ def test_bmc_matches_explicit_shortest_counterexample(name, variant):
             prop = next(q for q in m.properties if q.name == p.name)
             assert not evaluate(prop.expr, s)
     assert len(res.queries) > 0 and res.solver_s >= 0
-
-
-@pytest.mark.parametrize("name,variant", _cases(("twophase", "paxoscommit")))
-def test_partial_order_reduction_keeps_shortest_depths(name, variant):
-    m = _model(name, variant)
-    _outcome, expected = _explicit(m)
-    depth = max(expected.values(), default=6)
-    on, off = bmc(m, depth, traces=False), bmc(m, depth, traces=False, por=False)
-    assert [(p.name, p.status, p.depth) for p in on.properties] == \
-        [(p.name, p.status, p.depth) for p in off.properties]
 
 
 def test_bmc_stops_short_of_the_counterexample():
