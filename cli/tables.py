@@ -16,10 +16,13 @@ CHECKS = ("determinism", "completeness", "type", "conformance")
 
 
 def load_model(args):
-    """The ground model for SPEC, --variant, --config and --set overrides."""
-    from txncheck.spec.ground import ground
-    spec = load_spec(args.spec).with_variant(getattr(args, "variant", None))
-    return ground(spec, spec.resolve_config(args.config, parse_sets(args.set)))
+    """The ground model for SPEC, --variant (with the settings it is checked under), --config and --set
+    overrides, built the way `txncheck check` builds it."""
+    from txncheck.checker.run import build_model, default_config, variant_overrides
+    spec = load_spec(args.spec)
+    variant = getattr(args, "variant", None)
+    config = args.config or default_config(spec, variant)
+    return build_model(spec, config, {**variant_overrides(spec, variant), **parse_sets(args.set)}, variant)
 
 
 def register(subparsers) -> None:

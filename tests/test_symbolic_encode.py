@@ -51,20 +51,21 @@ def test_guards_and_updates_agree_on_random_states(name):
             assert _value(as_int(enc.enc(p.expr))) == int(bool(evaluate(p.expr, s))), p.name
 
 
-def test_transition_relation_is_successor():
-    spec = catalog.load("twophase")
+@pytest.mark.parametrize("name,samples", [("twophase", 30), ("paxoscommit", 6)])
+def test_transition_relation_is_successor(name, samples):
+    spec = catalog.load(name)
     m = ground(spec, spec.resolve_config("tiny"))
     rng = random.Random(3)
     solver = z3.Solver()
     u = Unroller(m, solver)
     s0 = u.add_state()
     u.add_transition()
-    for _ in range(30):
+    for _ in range(samples):
         s = _random_state(m, rng)
         for a in m.actions:
             solver.push()
             solver.add(*[x == (bool(v) if z3.is_bool(x) else v) for x, v in zip(s0, s)])
-            solver.add(u.acts[0] == a.id)
+            solver.add(u.chose(0, a.id))
             r = solver.check()
             if evaluate(a.guard, s):
                 assert r == z3.sat

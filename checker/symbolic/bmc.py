@@ -2,10 +2,13 @@
 violation of each `always` property at depth 0, 1, ..., K in turn.
 
 Depths are tried in increasing order on one incremental solver (the unrolled path stays
-asserted; each violation query is pushed and popped), so the first depth with a model is the
-length of a shortest counterexample, the same number the breadth-first engines report. The
-model's action-choice variables give the action ids; the path is re-run with the reference
-interpreter (`ground.successor`), which re-verifies the violation, and becomes a standard trace.
+asserted; each depth asks "does some pending property fail here?" under an assumption literal),
+so the first depth with a model is the length of a shortest counterexample, the same number the
+breadth-first engines report. Every pending property false in the model is violated at that
+depth; the query is repeated for the rest. The model's action picks give the action ids; the
+path is re-run with the reference interpreter (`ground.successor`), which re-verifies the
+violation, and becomes a standard trace. The path is unrolled with partial-order reduction
+(`unroll.Unroller`, `por`), which keeps every state at its exact depth.
 """
 from __future__ import annotations
 
@@ -115,7 +118,9 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
     return build_trace(m, list(action_ids), prop_name, "violation", engine)
 
 
-def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd") -> SymbolicResult:
+def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
+        por: bool = True) -> SymbolicResult:
+    """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare)."""
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     start = time.perf_counter()
@@ -123,40 +128,48 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     solver_kind = solver
     solver = make_solver(solver_kind)
     timer = Timer()
-    u = Unroller(m, solver)
+    u = Unroller(m, solver, por=por)
     u.add_state()
     u.constrain_init()
     pending = list(props)
     found: dict = {}
     for k in range(depth + 1):
+        if not pending:
+            break
         if k > 0:
             u.add_transition()
-        if len(pending) > 1:
-            # one query for "some pending property fails here"; per-property queries only if so
-            solver.push()
-            solver.add(z3.Or(*[z3.Not(u.holds(k, p)) for p in pending]))
-            r = timer.check(solver, f"any of {len(pending)} properties depth {k}")
-            solver.pop()
+        holds = {p.name: u.holds(k, p) for p in pending}
+        while pending:
+            # one query: does some pending property fail in state k? An assumption literal, not
+            # push/pop, so the solver keeps what it learnt about the path.
+            ask = z3.Bool(f"bad{k}.{len(pending)}")
+            solver.add(z3.Implies(ask, z3.Or(*[z3.Not(holds[p.name]) for p in pending])))
+            label = f"{pending[0].name} depth {k}" if len(pending) == 1 else f"any of {len(pending)} properties depth {k}"
+            r = timer.check(solver, label, ask)
             if r == z3.unsat:
-                continue
-        for p in list(pending):
-            solver.push()
-            solver.add(z3.Not(u.holds(k, p)))
-            r = timer.check(solver, f"{p.name} depth {k}")
-            if r == z3.sat:
-                ids = u.action_ids(solver.model(), k)
-                states = replay_actions(m, ids)
+                # every state reachable in exactly k steps satisfies the pending properties; saying
+                # so helps the deeper queries and excludes no path
+                solver.add(z3.Not(ask), *holds.values())
+                break
+            if r == z3.unknown:
+                for p in pending:
+                    found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
+                pending = []
+                break
+            mdl = solver.model()
+            ids = u.action_ids(mdl, k)
+            states = replay_actions(m, ids)
+            failing = [p for p in pending if z3.is_false(mdl.eval(holds[p.name], model_completion=True))]
+            if not failing:
+                raise AssertionError(f"bmc: z3's model at depth {k} violates no pending property")
+            for p in failing:
                 if not violated(m, p, states[-1]):
                     raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
                 found[p.name] = PropertyOutcome(p.name, "violated", k, ids, [m.actions[i].label for i in ids],
                                                 make_trace(m, ids, p.name) if traces else None)
                 pending.remove(p)
-            elif r == z3.unknown:
-                found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
-                pending.remove(p)
-            solver.pop()
-        if not pending:
-            break
+                del holds[p.name]
+            solver.add(z3.Not(ask))
     res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))

@@ -85,19 +85,20 @@ class Encoder:
 
     state: list
     _memo: dict = field(default_factory=dict)
-    _dmemo: dict = field(default_factory=dict)
     _keep: list = field(default_factory=list)
+
+    def _cached(self, kind: str, e: GExpr, compute):
+        """`compute(e)`, memoised per (kind, identity of e) for the life of this encoder."""
+        key = (kind, id(e))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = compute(e)
+            self._keep.append(e)  # a live e keeps its id from being reused by another expression
+        return hit
 
     # -- values -------------------------------------------------------------------------------
     def enc(self, e: GExpr):
-        key = id(e)
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        out = self._enc(e)
-        self._memo[key] = out
-        self._keep.append(e)  # keep ids stable for the life of the memo
-        return out
+        return self._cached("value", e, self._enc)
 
     def bool(self, e: GExpr):
         return as_bool(self.enc(e))
@@ -201,14 +202,7 @@ class Encoder:
     # -- definedness --------------------------------------------------------------------------
     def defined(self, e: GExpr):
         """True where the reference interpreter evaluates `e` without an index error."""
-        key = id(e)
-        hit = self._dmemo.get(key)
-        if hit is not None:
-            return hit
-        out = self._defined(e)
-        self._dmemo[key] = out
-        self._keep.append(e)
-        return out
+        return self._cached("defined", e, self._defined)
 
     def _defined(self, e: GExpr):
         T = z3.BoolVal(True)

@@ -48,7 +48,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     ub.add_state()
     ub.constrain_init()
     step = make_solver(solver)
-    us = Unroller(m, step, "i")
+    us = Unroller(m, step, "i", transition=ub.tr)  # one template for both paths
     us.add_state()
 
     def conj_holds(u, i):
@@ -61,13 +61,13 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         d = k - 1
         if d > 0:
             ub.add_transition()
-        base.push()
-        base.add(z3.Not(conj_holds(ub, d)))
-        r = timer.check(base, f"base depth {d}")
+        # each query under an assumption literal (not push/pop), so the solver keeps what it learnt
+        ask = z3.Bool(f"base{d}")
+        base.add(z3.Implies(ask, z3.Not(conj_holds(ub, d))))
+        r = timer.check(base, f"base depth {d}", ask)
         if r == z3.unknown:
             outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", d,
                                       note=f"z3 answered unknown ({base.reason_unknown()}); try --solver smt")
-            base.pop()
             break
         if r == z3.sat:
             ids = ub.action_ids(base.model(), d)
@@ -79,25 +79,22 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
                 name, "violated", d, ids, [m.actions[i].label for i in ids],
                 make_trace(m, ids, name, "k-induction") if traces and is_main else None,
                 note="" if is_main else f"strengthening invariant {name} is not an invariant of the spec")
-            base.pop()
             break
-        base.pop()
+        base.add(z3.Not(ask))
         # step: states 0..k-1 satisfy J; state k does not
         step.add(conj_holds(us, k - 1))
         us.add_transition()
         if simple_path:
             us.distinct_from_all(k)
-        step.push()
-        step.add(z3.Not(conj_holds(us, k)))
-        r = timer.check(step, f"step k={k}")
+        ask = z3.Bool(f"step{k}")
+        step.add(z3.Implies(ask, z3.Not(conj_holds(us, k))))
+        r = timer.check(step, f"step k={k}", ask)
         if r == z3.unknown:
             outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", k,
                                       note=f"z3 answered unknown ({step.reason_unknown()}); try --solver smt")
-            step.pop()
             break
         if r == z3.unsat:
             proved_k = k
-            step.pop()
             break
         if k == max_k:
             mdl = step.model()
@@ -113,7 +110,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
                          "actions": [m.actions[i].label for i in ids], "violates": bad},
                 note=f"the last state violates {', '.join(bad)}; add a strengthening invariant that "
                      "excludes the first state")
-        step.pop()
+        step.add(z3.Not(ask))
     if proved_k is not None:
         for p in props:
             res.properties.append(PropertyOutcome(p.name, "proved", proved_k,

@@ -1,18 +1,30 @@
 """Unrolling the transition relation of a ground model into a z3 solver, one step at a time.
 
-Step i has one z3 constant per cell (`s<i>.<cell>`) constrained to its domain, and one integer
-action-choice variable `act<i>` in 0..n_actions-1 whose value is the ground action id taken from
-state i to state i+1. The transition i -> i+1 is encoded once, with shared subterms:
+Step i has one z3 constant per cell (`s<i>.<cell>`) constrained to its domain, and one Bool per
+ground action (`s<i>.pick.<action id>`), exactly one of them true: the action taken from state i
+to state i+1. The relation between a pre-state and a post-state is encoded once per model, as a
+template over abstract cells (`Transition`):
 
-- for each action a: act_i = a.id  =>  guard_a(s_i) and every expression a evaluates is defined
-  (a computed index in range, no division by zero);
-- for each cell c: s_{i+1}[c] = If(act_i = a1 [and target_a1 = c], v_a1(s_i), If(..., s_i[c]))
-  over the actions that may write c (frame conditions come for free: an action writes only
-  its targets);
-- s_{i+1} within the type bounds, so an assignment outside a var's domain is not a transition
+- exactly one action is picked (a pseudo-Boolean equality, native to the finite-domain solver);
+- picking a implies guard_a and that every expression a evaluates is defined (a computed index in
+  range, no division by zero);
+- for each cell c: post[c] = If(pick_a1 [and target_a1 = c], v_a1(pre), If(..., pre[c])) over
+  the actions that may write c, so a cell nobody writes is just carried over;
+- post within the type bounds, so an assignment outside a var's domain is not a transition
   (the reference semantics makes it an evaluation error; `txncheck tables --verify` reports it).
 
+Each step is the template with its cells and picks substituted (`z3.substitute`, in z3's C++
+core), so the Python walk over the ground expressions happens once, not once per step.
+
 This is the relation of `ground.successor` for every action whose evaluation succeeds.
+
+With `por=True` (bounded model checking from the initial state only), two adjacent steps may not
+take statically independent actions in decreasing id order (`Transition.por`). Such a pair
+commutes to the same state in the same number of steps, so every state reachable in exactly k
+steps is still the end of some k-step path and shortest counterexamples keep their length; the
+solver has fewer interleavings to refute. Not for k-induction, whose step case assumes the
+invariant on every intermediate state: a swap changes an intermediate state, which need not
+satisfy it.
 """
 from __future__ import annotations
 
@@ -20,36 +32,144 @@ import time
 
 import z3
 
-from txncheck.spec.ground import GCell, GroundModel, GroundProperty, evaluate, successor
+from txncheck.spec.ground import GCell, GroundModel, GroundProperty, cells_read, evaluate, successor
 from .encode import Encoder, as_bool, as_int, domain_constraints, make_state, value_of
 
 
+class Transition:
+    """The transition relation over abstract cells `pre`, `post` and picks `pick`, built once per
+    model and instantiated per step by substitution; also the property templates over `pre`."""
+
+    def __init__(self, m: GroundModel):
+        self.m = m
+        self.pre = make_state(m, "pre")
+        self.post = make_state(m, "post")
+        self.pick = [z3.Bool(f"pick.{a.id}") for a in m.actions]
+        self._holds: dict = {}
+        self._por = None
+        self._indep = None
+        self._pre_enc = Encoder(self.pre)
+        self.relation = z3.And(*self._relation())
+
+    def _relation(self) -> list:
+        m, e, pick = self.m, self._pre_enc, self.pick
+        cons = [z3.PbEq([(b, 1) for b in pick], 1) if pick else z3.BoolVal(False)]
+        for a in m.actions:
+            parts = [e.defined(a.guard), e.bool(a.guard)]
+            for t, v in a.updates:
+                if not isinstance(t, GCell):
+                    parts.append(e.defined(t))
+                parts.append(e.defined(v))
+            parts = [x for x in parts if not z3.is_true(x)]
+            if parts:
+                cons.append(z3.Implies(pick[a.id], z3.And(*parts)))
+        # which actions may write each cell
+        writers: list[list] = [[] for _ in range(m.layout.width)]
+        for a in m.actions:
+            for t, v in a.updates:
+                if isinstance(t, GCell):
+                    writers[t.pos].append((a.id, None, v))
+                else:
+                    vl = m.layout.var(t.var)
+                    for p in range(vl.offset, vl.offset + vl.size):
+                        writers[p].append((a.id, t, v))
+        for pos, ws in enumerate(writers):
+            cur = self.pre[pos]
+            boolean = z3.is_bool(cur)
+            out = cur
+            for aid, dyn, v in reversed(ws):
+                val = e.enc(v)
+                if boolean:
+                    if not z3.is_bool(val):
+                        # an integer written to a boolean cell must be 0 or 1
+                        cons.append(z3.Implies(pick[aid], z3.And(val >= 0, val <= 1)))
+                    val = as_bool(val)
+                else:
+                    val = as_int(val)
+                cond = pick[aid] if dyn is None else z3.And(pick[aid], e.position_is(dyn, pos))
+                out = z3.If(cond, val, out)
+            cons.append(self.post[pos] == out)
+        cons += domain_constraints(m, self.post)
+        return cons
+
+    def holds(self, p: GroundProperty):
+        """Property p (guarded by its `when`) holds and is defined in `pre`."""
+        hit = self._holds.get(id(p))
+        if hit is None:
+            e = self._pre_enc
+            body = z3.And(e.defined(p.expr), e.bool(p.expr))
+            if p.when is not None:
+                body = z3.Implies(z3.And(e.defined(p.when), e.bool(p.when)), body)
+            hit = self._holds[id(p)] = (p, body)  # p kept alive, so its id stays its own
+        return hit[1]
+
+    def independence(self) -> list[list[int]]:
+        """For each action, the actions statically independent of it: neither writes a cell the
+        other reads or writes (a computed read or write counts as its whole var). Independent
+        actions commute: if a then b is a path, so is b then a, to the same state."""
+        if self._indep is None:
+            m = self.m
+            reads, writes = [], []
+            for a in m.actions:
+                r, w = set(cells_read(a.guard)), set()
+                for t, v in a.updates:
+                    r |= cells_read(v)
+                    if isinstance(t, GCell):
+                        w.add(t.pos)
+                    else:
+                        vl = m.layout.var(t.var)
+                        w.update(range(vl.offset, vl.offset + vl.size))
+                        for x, _stride, _size in t.terms:
+                            r |= cells_read(x)
+                reads.append(frozenset(r))
+                writes.append(frozenset(w))
+            n = len(m.actions)
+            self._indep = [[b for b in range(n) if b != a and not (writes[a] & (reads[b] | writes[b]))
+                            and not (writes[b] & reads[a])] for a in range(n)]
+        return self._indep
+
+    def por(self):
+        """(template, picks of the next step): the next step may not take an action independent
+        of this step's and smaller than it. (The full lexicographic normal form, which also looks
+        past intervening independent actions, cost more solver time than it saved on Kafka.)"""
+        if self._por is None:
+            indep = self.independence()
+            pick2 = [z3.Bool(f"pick2.{a}") for a in range(len(self.m.actions))]
+            cons = []
+            for a, ind in enumerate(indep):
+                smaller = [pick2[b] for b in ind if b < a]
+                if smaller:
+                    cons.append(z3.Implies(self.pick[a], z3.Not(z3.Or(*smaller))))
+            self._por = (z3.And(*cons) if cons else z3.BoolVal(True), pick2)
+        return self._por
+
+
 class Unroller:
-    def __init__(self, m: GroundModel, solver: z3.Solver, tag: str = "s"):
+    def __init__(self, m: GroundModel, solver, tag: str = "s", transition: Transition | None = None,
+                 por: bool = False):
         self.m = m
         self.solver = solver
         self.tag = tag
         self.states: list[list] = []
-        self.encoders: list[Encoder] = []
-        self.acts: list = []
+        self.acts: list[list] = []     # per step, one Bool per action
         self.encode_s = 0.0
-        n = m.layout.width
-        # which actions may write each cell, computed once
-        self._writers: list[list[tuple[int, object, object]]] = [[] for _ in range(n)]
-        for a in m.actions:
-            for t, v in a.updates:
-                if isinstance(t, GCell):
-                    self._writers[t.pos].append((a.id, None, v))
-                else:
-                    vl = m.layout.var(t.var)
-                    for p in range(vl.offset, vl.offset + vl.size):
-                        self._writers[p].append((a.id, t, v))
+        t0 = time.perf_counter()
+        self.tr = transition or Transition(m)
+        self.por = por
+        self._pairs: list[list] = []   # per state, (abstract pre cell, cell of the state)
+        self.encode_s += time.perf_counter() - t0
+
+    def _new_state(self) -> list:
+        i = len(self.states)
+        s = make_state(self.m, f"{self.tag}{i}")
+        self.states.append(s)
+        self._pairs.append(list(zip(self.tr.pre, s)))
+        return s
 
     def add_state(self) -> list:
+        """The first state: fresh cells within the type bounds."""
         t0 = time.perf_counter()
-        s = make_state(self.m, f"{self.tag}{len(self.states)}")
-        self.states.append(s)
-        self.encoders.append(Encoder(s))
+        s = self._new_state()
         self.solver.add(*domain_constraints(self.m, s))
         self.encode_s += time.perf_counter() - t0
         return s
@@ -60,64 +180,29 @@ class Unroller:
 
     def holds(self, i: int, p: GroundProperty):
         """Property p (guarded by its `when`) holds and is defined in state i."""
-        e = self.encoders[i]
-        body = z3.And(e.defined(p.expr), e.bool(p.expr))
-        if p.when is not None:
-            body = z3.Implies(z3.And(e.defined(p.when), e.bool(p.when)), body)
-        return body
+        t0 = time.perf_counter()
+        out = z3.substitute(self.tr.holds(p), *self._pairs[i])
+        self.encode_s += time.perf_counter() - t0
+        return out
 
     def add_transition(self):
         """Add state i+1 and the transition from the last state to it."""
         t0 = time.perf_counter()
         i = len(self.states) - 1
-        e = self.encoders[i]
-        s = self.states[i]
-        n_act = len(self.m.actions)
-        act = z3.Int(f"act{self.tag}{i}")
-        self.acts.append(act)
-        cons = [act >= 0, act < n_act]
-        is_a = [act == a.id for a in self.m.actions]
-        for a in self.m.actions:
-            parts = [e.defined(a.guard), e.bool(a.guard)]
-            for t, v in a.updates:
-                if not isinstance(t, GCell):
-                    parts.append(e.defined(t))
-                parts.append(e.defined(v))
-            parts = [x for x in parts if not z3.is_true(x)]
-            if parts:
-                cons.append(z3.Implies(is_a[a.id], z3.And(*parts)))
-        self.solver.add(*cons)
-        nxt = self.add_state_raw(i + 1)
-        eqs = []
-        for pos, writers in enumerate(self._writers):
-            cur = s[pos]
-            boolean = z3.is_bool(cur)
-            out = cur
-            for aid, dyn, v in reversed(writers):
-                val = e.enc(v)
-                if boolean:
-                    if not z3.is_bool(val):
-                        # an integer written to a boolean cell must be 0 or 1
-                        self.solver.add(z3.Implies(is_a[aid], z3.And(val >= 0, val <= 1)))
-                    val = as_bool(val)
-                else:
-                    val = as_int(val)
-                cond = is_a[aid] if dyn is None else z3.And(is_a[aid], e.position_is(dyn, pos))
-                out = z3.If(cond, val, out)
-            if out is not cur:
-                eqs.append(nxt[pos] == out)
-            else:
-                eqs.append(nxt[pos] == cur)
-        self.solver.add(*eqs)
+        pick = [z3.Bool(f"{self.tag}{i}.pick.{a.id}") for a in self.m.actions]
+        self.acts.append(pick)
+        pre = self._pairs[i]
+        nxt = self._new_state()
+        self.solver.add(z3.substitute(self.tr.relation, *pre, *zip(self.tr.post, nxt), *zip(self.tr.pick, pick)))
+        if self.por and i >= 1:
+            tmpl, pick2 = self.tr.por()
+            self.solver.add(z3.substitute(tmpl, *zip(self.tr.pick, self.acts[i - 1]), *zip(pick2, pick)))
         self.encode_s += time.perf_counter() - t0
         return nxt
 
-    def add_state_raw(self, i):
-        s = make_state(self.m, f"{self.tag}{i}")
-        self.states.append(s)
-        self.encoders.append(Encoder(s))
-        self.solver.add(*domain_constraints(self.m, s))
-        return s
+    def chose(self, i: int, aid: int):
+        """The literal: step i takes action aid."""
+        return self.acts[i][aid]
 
     def distinct_from_all(self, i: int):
         """State i differs from every earlier state (the simple-path constraint of k-induction)."""
@@ -128,7 +213,11 @@ class Unroller:
 
     # -- reading a model back ----------------------------------------------------------------
     def action_ids(self, model, k: int) -> list[int]:
-        return [value_of(model, self.acts[i]) for i in range(k)]
+        out = []
+        for i in range(k):
+            out.append(next(aid for aid, b in enumerate(self.acts[i])
+                            if z3.is_true(model.eval(b, model_completion=True))))
+        return out
 
     def state_values(self, model, i: int) -> tuple[int, ...]:
         return tuple(value_of(model, x) for x in self.states[i])
