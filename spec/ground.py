@@ -390,6 +390,14 @@ class _Grounder:
         return out
 
 
+def _config_value(gr: "_Grounder", e: Expr, what: str) -> int:
+    """The value of an expression over configuration constants only (assumptions, `applies`)."""
+    g = gr.g(e, {}, None)
+    if not isinstance(g, GConst):
+        raise SpecError(f"{what} reads state; it may use configuration constants only")
+    return g.value
+
+
 def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     """Expand every row into ground actions (in table order, then params in domain order)."""
     gr = _Grounder(spec, config)
@@ -398,10 +406,7 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     if dup:
         raise SpecError(f"row ids must be unique; repeated: {', '.join(dup)}")
     for a in spec.assumptions:
-        g = gr.g(a.expr, {}, None)
-        if not isinstance(g, GConst):
-            raise SpecError(f"assumption {show(a.expr)} reads state; it may use configuration constants only")
-        if not g.value:
+        if not _config_value(gr, a.expr, f"assumption {show(a.expr)}"):
             raise ConfigError(f"configuration rejected: {a.message}")
     actions: list[GroundAction] = []
     for r in spec.rows:
@@ -424,13 +429,9 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     props = []
     skipped = []
     for p in tuple(spec.properties) + tuple(spec.invariants_for_induction):
-        if p.applies is not None:
-            g = gr.g(p.applies, {}, None)
-            if not isinstance(g, GConst):
-                raise SpecError(f"property {p.name}: `applies` reads state; it may use configuration constants only")
-            if not g.value:
-                skipped.append(p.name)
-                continue
+        if p.applies is not None and not _config_value(gr, p.applies, f"property {p.name}: `applies`"):
+            skipped.append(p.name)
+            continue
         if not gr.is_bool(p.expr):
             raise SpecError(f"property {p.name} is not boolean: {show(p.expr)}")
         try:

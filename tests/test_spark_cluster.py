@@ -3,24 +3,19 @@ a check through spark:// survives a killed worker, and a killed driver resumes w
 both with the vector engine's exact result."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+from spark_env import skip_without_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
-    pytest.skip("pyspark/pyarrow not installed (pip install 'txncheck[spark]')", allow_module_level=True)
-if shutil.which("java") is None:
-    pytest.skip("no Java runtime on PATH: the Spark engine needs Java 17 "
-                "(apt-get install -y openjdk-17-jre-headless)", allow_module_level=True)
+skip_without_spark()
 
 from txncheck.checker.outcome import ExploreOptions  # noqa: E402
 from txncheck.checker.spark import cluster  # noqa: E402

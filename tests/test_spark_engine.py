@@ -1,20 +1,16 @@
 """The Spark engine agrees with the vector engine (local[2], one shared session)."""
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import tempfile
 
 import numpy as np
 import pytest
+from spark_env import skip_without_spark
 
 pytestmark = [pytest.mark.spark]
 
-if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
-    pytest.skip("pyspark/pyarrow not installed (pip install 'txncheck[spark]')", allow_module_level=True)
-if shutil.which("java") is None:
-    pytest.skip("no Java runtime on PATH: the Spark engine needs Java 17 "
-                "(apt-get install -y openjdk-17-jre-headless)", allow_module_level=True)
+skip_without_spark()
 
 from txncheck.checker.outcome import ExploreOptions  # noqa: E402
 from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noqa: E402

@@ -11,23 +11,18 @@ allocate an array of the visited set's size (the vector engine's 24 bytes per st
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from spark_env import skip_without_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
-    pytest.skip("pyspark/pyarrow not installed (pip install 'txncheck[spark]')", allow_module_level=True)
-if shutil.which("java") is None:
-    pytest.skip("no Java runtime on PATH: the Spark engine needs Java 17 "
-                "(apt-get install -y openjdk-17-jre-headless)", allow_module_level=True)
+skip_without_spark()
 if not sys.platform.startswith("linux"):
     pytest.skip("RLIMIT_DATA semantics are Linux's", allow_module_level=True)
 
