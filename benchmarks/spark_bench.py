@@ -1,7 +1,7 @@
 """Spark engine vs vector engine, side by side in one run, and the per-level cost model.
 
     .venv/bin/python benchmarks/spark_bench.py [SPEC] [CONFIG] [--set K=V ...] [--master local[2]]
-        [--partitions 4] [--tasks T] [--repeat 1] [--json FILE]
+        [--partitions 4] [--tasks T] [--continue] [--json FILE]
 
 Runs the vector engine, then the Spark engine (a fresh SparkContext: its start-up is included in
 the Spark wall time), checks that they agree exactly, and prints a Markdown block for
@@ -44,12 +44,14 @@ def main():
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--tasks", type=int)
     ap.add_argument("--json", help="also write the measurements here")
+    ap.add_argument("--continue", dest="cont", action="store_true",
+                    help="explore the whole space past violations (the CLI's --continue)")
     a = ap.parse_args()
     overrides = tuple(tuple(x.split("=", 1)) for x in a.set)
     config = None if a.config in ("-", "none") else a.config
     ref = ModelRef(a.spec, config, overrides)
     model = ref.build()
-    opts = ExploreOptions()
+    opts = ExploreOptions(stop_on_violation=not a.cont)
     t = time.perf_counter()
     v = vector_explore(model, opts)
     tv = time.perf_counter() - t
@@ -68,12 +70,13 @@ def main():
     cand_rows = sum(s["cand_rows"] for s in steps)
     level_bytes = sum(s["level_bytes"] for s in steps)
     ph = o.extra["phases"]
-    label = f"{a.spec} {config or ''} {' '.join(a.set)}".strip()
+    label = f"{a.spec} {config or ''} {' '.join(a.set)}{' --continue' if a.cont else ''}".strip()
     res = {"case": label, "master": a.master, "partitions": o.extra["partitions"],
            "distinct": o.distinct, "levels": len(o.level_sizes), "generated": o.generated,
            "vector_s": round(tv, 2), "spark_s": round(ts, 2), "ratio": round(ts / tv, 1),
            "session_s": ph.get("session"), "first_level_s": round(float(secs[0]), 2),
            "levels_s": round(float(secs.sum()), 2), "stop_s": ph.get("stop"), "index_s": ph.get("index"),
+           "edges_s": ph.get("edges"),
            "median_level_s": round(float(np.median(secs[warm])), 3),
            "median_small_level_s": round(float(np.median(small)), 3) if len(small) else None,
            "fit_fixed_s": round(fixed, 3), "fit_per_state_us": round(per_state * 1e6, 2),
@@ -89,7 +92,8 @@ def main():
     print(f"\nratio spark/vector: {ts / tv:.1f}. Spark phases: context start {ph.get('session', 0):.2f} s, "
           f"first level {secs[0]:.2f} s, other {len(secs) - 1} levels {secs[warm].sum():.2f} s "
           f"(median {np.median(secs[warm]):.3f} s; levels under 1,000 new states: median "
-          f"{res['median_small_level_s']} s), stop {ph.get('stop', 0):.2f} s, index {ph.get('index', 0):.2f} s; "
+          f"{res['median_small_level_s']} s), stop {ph.get('stop', 0):.2f} s, index {ph.get('index', 0):.2f} s, "
+          f"edge index (recoverable properties) {ph.get('edges', 0):.2f} s; "
           f"{res['jobs']} Spark jobs (one single-stage job per level, plus the first expansion)")
     print(f"fit over warm levels: level time = {fixed:.3f} s + {per_state * 1e6:.2f} us x new states")
     print(f"exchange (candidate files): {res['exchange_bytes_per_state']} B per new state, "

@@ -11,7 +11,19 @@ from typing import Mapping, Union
 
 from .errors import ConfigError
 
-Size = Union[int, str]  # an int, or the name of an int configuration constant
+@dataclass(frozen=True)
+class ConstPlus:
+    """A configuration constant plus a fixed amount, as a domain bound: `ConstPlus("inputs", -1)`
+    is the last offset of an input partition of `inputs` records."""
+
+    name: str
+    delta: int
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.delta:+d}"
+
+
+Size = Union[int, str, ConstPlus]  # an int, an int configuration constant's name, or one plus an amount
 
 
 def resolve_int(size: Size, env: Mapping[str, object], what: str) -> int:
@@ -19,6 +31,8 @@ def resolve_int(size: Size, env: Mapping[str, object], what: str) -> int:
         raise ConfigError(f"{what}: expected an integer, got a boolean")
     if isinstance(size, int):
         return size
+    if isinstance(size, ConstPlus):
+        return resolve_int(size.name, env, what) + size.delta
     if size not in env:
         raise ConfigError(f"{what} depends on configuration constant '{size}', which is not set")
     value = env[size]

@@ -3,7 +3,7 @@ import pytest
 
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.scalar import explore
-from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
+from txncheck.spec.domains import BOOL, ConstPlus, EnumDomain, IdSet, IntRange
 from txncheck.spec.errors import ConfigError, EvaluationError, SpecError
 from txncheck.spec.expr import And, Config, Param, Var
 from txncheck.spec.ground import ground
@@ -84,6 +84,18 @@ def test_computed_assignment_out_of_domain_at_run_time():
     m = mk(Row("A-11", "A", "t", updates=(x.set(x + 1),)))
     with pytest.raises(EvaluationError, match=r"row A-11: assigns 4 to x, outside its domain 0..3"):
         explore(m, ExploreOptions())
+
+
+def test_domain_bound_relative_to_a_config_constant():
+    last = Var("last", IntRange("Last", 0, ConstPlus("n", -1)), init=0)
+    ok = mk(Row("A-12", "A", "t", guard=(last == 0,), updates=(last.set(last + 1),)), vars=(x, arr, flag, last))
+    assert explore(ok, ExploreOptions()).distinct == 2  # n=2: last in 0..1
+    bad = mk(Row("A-12", "A", "t", updates=(last.set(last + 1),)), vars=(x, arr, flag, last))
+    with pytest.raises(EvaluationError, match=r"row A-12: assigns 2 to last, outside its domain 0..1"):
+        explore(bad, ExploreOptions())
+    spec = Spec("t", "", vars=(last,), tables=(), params=(ConfigParam("n", 2, lo=0, hi=4),))
+    with pytest.raises(ConfigError, match=r"domain Last is empty \(0..-1\); raise its upper bound"):
+        ground(spec, spec.resolve_config(None, {"n": 0}))
 
 
 def test_config_value_checked():

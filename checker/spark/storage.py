@@ -426,20 +426,16 @@ def _local_index_dir(root: str) -> str:
     return os.path.join(fs_and_path(root)[1], "index")
 
 
-def read_edges(root: str, max_level: int, allowed: np.ndarray | None = None):
-    """(src fp, dst fp, action) of every stored edge out of levels < max_level."""
+def iter_edges(root: str, max_level: int):
+    """(level, src fp, dst fp, action) of the stored edges out of each level < max_level, one level
+    at a time."""
     import pyarrow.dataset as ds
     from pyarrow import fs as pafs
     fs, base = fs_and_path(root)
-    srcs, dsts, acts = [], [], []
     for lv in range(max_level):
         d = edges_dir(base, lv)
         if fs.get_file_info(d).type != pafs.FileType.Directory:
             continue
-        t = ds.dataset(d, filesystem=fs, format="parquet").to_table()
-        srcs.append(t.column("src").to_numpy().view(np.uint64))
-        dsts.append(t.column("dst").to_numpy().view(np.uint64))
-        acts.append(t.column("action").to_numpy().astype(np.int32))
-    if not srcs:
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.int32)
-    return np.concatenate(srcs), np.concatenate(dsts), np.concatenate(acts)
+        t = ds.dataset(d, filesystem=fs, format="parquet").to_table(columns=["src", "dst", "action"])
+        yield lv, (t.column("src").to_numpy().view(np.uint64), t.column("dst").to_numpy().view(np.uint64),
+                   t.column("action").to_numpy().astype(np.int32))

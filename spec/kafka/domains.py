@@ -5,7 +5,7 @@ Sizes that rows must update "for every element" (partitions, log slots) are fixe
 unused cells keep their initial value, so they add no states. Other index domains (incarnations,
 transactional ids, transactions, coordinator epochs) are sized by configuration constants.
 """
-from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange
+from txncheck.spec.domains import BOOL, ConstPlus, EnumDomain, IdSet, IntRange
 from txncheck.spec.expr import And, Config, If, MaxOver, Min, Or
 
 MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
@@ -54,6 +54,7 @@ CEpoch = IntRange("CEpoch", 0, "failovers")
 StoredCEpoch = IntRange("StoredCEpoch", -1, "failovers")
 Copies = IntRange("Copies", 0, 2)
 InOffset = IntRange("InOffset", 0, "inputs")            # an offset of the input partition (= inputs: its end)
+InRecord = IntRange("InRecord", 0, ConstPlus("inputs", -1))  # the offset of an input record
 Position = IntRange("Position", -1, "inputs")           # consumer position; -1: fetch the committed offset
 PendingOffset = IntRange("PendingOffset", -1, "inputs")  # a pid's pending transactional offset; -1: none
 

@@ -3,7 +3,7 @@ appear in a protocol row's guard (tests/test_kafka_spec.py checks this)."""
 from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import Var
 
-from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, Kind, LastSeq, Offset, Outcome, Part,
+from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset, Outcome, Part,
                       PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
                       Txn, TxnCount, TxnState, Ver, IntRange)
 
@@ -23,7 +23,7 @@ b_s = Var("b_s", Seq, index=(Inc, Part, Txn), init=0, doc="base sequence fixed i
 # ---- consumer of the consume-transform-produce application, per incarnation --------------------
 cs_pos = Var("cs_pos", Position, index=(Inc,), init=-1,
              doc="position in the input partition (-1: fetch the committed offset first)")
-b_src = Var("b_src", InOffset, index=(Inc, Txn), init=0,
+b_src = Var("b_src", InRecord, index=(Inc, Txn), init=0,
             doc="input offset transaction (i, k) consumed; its outputs carry it, its TxnOffsetCommit commits +1")
 
 # ---- group coordinator (__consumer_offsets), one group, one input partition ------------------
@@ -109,7 +109,7 @@ w_redrive = Var("w_redrive", BOOL, init=False, ghost=True, doc="witness: a failo
 w_vrej = Var("w_vrej", BOOL, init=False, ghost=True, doc="witness: verification / implicit add rejected a batch")
 w_dup = Var("w_dup", BOOL, init=False, ghost=True, doc="witness: a duplicate batch was absorbed (P5)")
 w_gen = Var("w_gen", BOOL, init=False, ghost=True, doc="witness: a TxnOffsetCommit was fenced by generation (O2)")
-log_src = Var("log_src", InOffset, index=(Part, Slot), init=0, ghost=True,
+log_src = Var("log_src", InRecord, index=(Part, Slot), init=0, ghost=True,
               doc="src(o): the input offset an output record was derived from")
 g_illegal = Var("g_illegal", BOOL, init=False, ghost=True,
                 doc="the coordinator hit one of Kafka's IllegalStateException assertions (STRUCT-1)")
