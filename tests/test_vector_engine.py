@@ -14,7 +14,7 @@ from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model
 from txncheck.checker.scalar import explore as scalar_explore
 from txncheck.checker.vector.explore import explore as vector_explore
-from txncheck.checker.vector.explore import group_index
+from txncheck.checker.lookup import find_sorted, group_index
 from txncheck.checker.vector.kernel import VectorKernel
 from txncheck.checker.vector.store import VisitedStore, merge_sorted
 from txncheck.spec import catalog, twophase
@@ -145,6 +145,10 @@ def test_group_index_and_merge():
     u = np.unique(rng.integers(0, 2**63, 5000, dtype=np.uint64) * np.uint64(2))
     c = u[rng.integers(0, len(u), 40000)]
     assert (u[group_index(u, c)] == c).all()
+    q = np.concatenate([c, rng.integers(0, 2**63, 40000, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+                        np.array([0, 2**64 - 1], dtype=np.uint64)])  # odd: absent
+    pos, found = find_sorted(u, q)
+    assert (found == np.isin(q, u)).all() and (u[pos[found]] == q[found]).all()
     a, b = np.sort(u[::2]), np.sort(u[1::2])
     assert (merge_sorted(a, b) == u).all()
 

@@ -27,11 +27,7 @@ import numpy as np
 from . import storage
 from .ref import ModelRef
 
-try:
-    from txncheck.checker.vector.explore import group_index
-except ImportError:          # without the vector engine: a plain sorted lookup
-    def group_index(u, c):
-        return np.searchsorted(u, c)
+from ..lookup import group_index
 
 EXPAND, STEP, COUNT = "expand", "step", "count"
 
