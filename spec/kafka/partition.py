@@ -146,7 +146,6 @@ ROWS = (
 # ---- WriteTxnMarkers at p (§3.8) ---------------------------------------------------------------
 me = n_mk_e[t][p][c]
 mres = n_mk_res[t][p][c]
-w3_bad = If(TV2, Or(me < pl_e[p][t], And(me == pl_e[p][t], pl_open[p][t])), me < pl_e[p][t])
 
 
 def in_span(s):
@@ -155,7 +154,32 @@ def in_span(s):
 
 LSO_ON_MARKER = MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1),
                         default=0)
-out = If(mres == Result.COMMIT, Outcome.COMMIT, Outcome.ABORT)
+
+
+def marker_append(commit, epoch, ce):
+    """A control batch of pid t at p (W4-W6): COMMIT when `commit` holds, else ABORT, with producer
+    epoch `epoch` and coordinator epoch `ce`; shared by the coordinator's markers and the admin's."""
+    outcome = If(commit, Outcome.COMMIT, Outcome.ABORT)
+    return (log_kind[p][pl_end[p]].set(If(commit, Kind.COMMIT, Kind.ABORT)),
+            log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(epoch),
+            *[log_out[p][s].set(If(in_span(s), outcome, log_out[p][s])) for s in range(MAXS)],
+            g_vislost.set(Or(g_vislost, And(Not(commit), Or(*[And(in_span(s), s < pl_lso[p]) for s in range(MAXS)])))),
+            pl_end[p].set(pl_end[p] + 1), pl_open[p][t].set(False), pl_first[p][t].set(0),
+            pl_e[p][t].set(epoch), pl_seq[p][t].set(If(epoch != pl_e[p][t], -1, pl_seq[p][t])),
+            pl_ce[p][t].set(ce),
+            pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
+            g_cereg.set(Or(g_cereg, ce < pl_ce[p][t])),
+            gc_off.set(If(And(is_op(p), commit, gc_pend[t] != -1), gc_pend[t], gc_off)),
+            gc_pend[t].set(If(is_op(p), -1, gc_pend[t])),
+            pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Ver.CLEARED, pl_ver[p][t])))
+
+
+def marker_rejected(epoch):
+    """W3: INVALID_PRODUCER_EPOCH for a marker with producer epoch `epoch`."""
+    return If(TV2, Or(epoch < pl_e[p][t], And(epoch == pl_e[p][t], pl_open[p][t])), epoch < pl_e[p][t])
+
+
+w3_bad = marker_rejected(me)
 MARKER_ROWS = (
     Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
@@ -167,20 +191,8 @@ MARKER_ROWS = (
             "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
     Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
         guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
-        updates=(log_kind[p][pl_end[p]].set(If(mres == Result.COMMIT, Kind.COMMIT, Kind.ABORT)),
-                 log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(me),
-                 *[log_out[p][s].set(If(in_span(s), out, log_out[p][s])) for s in range(MAXS)],
-                 g_vislost.set(Or(g_vislost, And(mres == Result.ABORT,
-                                                 Or(*[And(in_span(s), s < pl_lso[p]) for s in range(MAXS)])))),
-                 pl_end[p].set(pl_end[p] + 1), pl_open[p][t].set(False), pl_first[p][t].set(0),
-                 pl_e[p][t].set(me), pl_seq[p][t].set(If(me != pl_e[p][t], -1, pl_seq[p][t])),
-                 pl_ce[p][t].set(c), n_mk[t][p][c].set(False),
-                 pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
-                 g_cereg.set(Or(g_cereg, c < pl_ce[p][t])),
-                 gc_off.set(If(And(is_op(p), mres == Result.COMMIT, gc_pend[t] != -1), gc_pend[t], gc_off)),
-                 gc_pend[t].set(If(is_op(p), -1, gc_pend[t])),
-                 tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])),
-                 pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Ver.CLEARED, pl_ver[p][t]))),
+        updates=(*marker_append(mres == Result.COMMIT, me, c), n_mk[t][p][c].set(False),
+                 tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p]))),
         ref="KAFKA-PROTOCOL §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
             "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
             "LSO = min(first offset of open spans, HW); the verification guard is cleared); "

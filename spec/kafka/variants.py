@@ -3,14 +3,15 @@ the checker finds, and the properties it breaks. `settings` are config overrides
 the variant needs kip98, `delays` is set to 0 so the baseline's own B1 cannot be what is found
 (tests/test_kafka_variants.py checks the baseline passes those properties under the same settings).
 """
-from txncheck.spec.expr import And, ForAll, If, Max, Not, Or, Param
+from txncheck.spec.expr import And, Config, ForAll, If, Max, Not, Or, Param
 from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, ReplaceUpdate, Row, SetParam, Variant
 
 from .coordinator import END_TARGET, IS_COMMIT, PREPARE, T, cur, e_req, i, no_pend, prepare, req
-from .domains import CTP, OP, BatchSt, CEpoch, CResp, Part, PcState, Result, Rq, Tid, TxnState as S, TV2, in_use
-from .partition import p
+from .domains import CTP, OP, BatchSt, CEpoch, CResp, Part, PcState, Result, Rq, Tid, TxnState as S, TV2, in_use, tid_used, writes_to
+from .partition import marker_append, marker_rejected, p, t as _pt
 from .producer import ROWS as PRODUCER_ROWS
-from .state import b_src, gc_off, pc_b, pc_k, pc_st, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st
+from .state import (b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
+                    tc_parts, tc_st)
 from .txnlog import markers
 
 c = Param("c", CEpoch)
@@ -35,6 +36,20 @@ _D3_ROW = Row("PC-40", "producer", "consumer.commitSync(offsets)", params=(i,),
               ref="variant D3: input offsets committed by a plain OffsetCommit before commitTransaction")
 # the third-party variant B15 answers AddPartitionsToTxn NONE while the previous transaction is Prepare*
 _B15_RESP = If(tc_st[T].is_in(*PREPARE), CResp.OK, CResp.RETRY)
+# KIP-664: an operator aborts an open span found with DescribeProducers, at the epoch and coordinator epoch
+# the leader reports; the coordinator is not told. Kafka's tooling documents it for hanging transactions
+# only; the variant lets it hit a span the coordinator still tracks (no TRACK-1 guard).
+_ADMIN = (tid_used(_pt), writes_to(p), pl_open[p][_pt], Not(marker_rejected(pl_e[p][_pt])))
+_B11_ROWS = (
+    Row("AD-01", "partition", "admin WriteTxnMarkers(ABORT)", params=(_pt, p),
+        guard=(*_ADMIN, pl_end[p] < Config("slots")),
+        updates=marker_append(False, pl_e[p][_pt], pl_ce[p][_pt]), tags=("admin",),
+        ref="variant B11: Admin.abortTransaction (KIP-664) -> WriteTxnMarkers(ABORT, producerEpoch and "
+            "coordinatorEpoch from DescribeProducers); W2/W3 apply as to the coordinator's markers"),
+    Row("AD-02", "partition", "admin WriteTxnMarkers(ABORT)", params=(_pt, p),
+        guard=(*_ADMIN, pl_end[p] >= Config("slots")), updates=(g_bound.set(True),), tags=("admin",),
+        ref="model bound (config slots): AD-01 with no free log slot; BOUNDS flags a config that gets here"),
+)
 B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
                ("timeouts", 0), ("failovers", 0))
 
@@ -127,6 +142,17 @@ VARIANTS = (
             ref="KAFKA-PROTOCOL §6 B15 (4); Kafka-compatible reimplementations, ydb-platform/ydb PRs #51053, #52731",
             trigger="commit transaction 1 (PrepareCommit durable, markers pending); transaction 2 adds p: answered "
                     "NONE; its batch is appended into p before or after transaction 1's marker"),
+    Variant("B11-admin-abort",
+            "An operator aborts a transaction with the KIP-664 admin API (DescribeProducers, then "
+            "WriteTxnMarkers(ABORT) at p) while the coordinator still tracks it as Ongoing. The coordinator is "
+            "not told: the producer commits, and p's records, already aborted, are not part of the commit.",
+            breaks=("ATOM-2", "DUR-1", "DUR-3"), edits=tuple(AddRow("partition", r) for r in _B11_ROWS),
+            settings=(("protocol", "verify"), ("delays", 0)),
+            ref="KAFKA-10442 (KIP-664); KAFKA-PROTOCOL §6 B11",
+            trigger="batch appended at p (span open, p registered); EndTxn(COMMIT), PrepareCommit durable; admin "
+                    "ABORT marker at p closes the span; the client's commit succeeds (DUR-1), the COMMIT marker "
+                    "finds no open span and the acknowledged record stays aborted (DUR-3). Shortest: the admin "
+                    "aborts an undecided span (ATOM-2, 14 steps)"),
     Variant("D1-no-epoch-bump-on-init",
             "InitProducerId keeps the epoch (I7 without +1): a paused old incarnation and its replacement share "
             "(pid, e).",
