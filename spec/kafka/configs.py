@@ -20,6 +20,8 @@ PARAMS = (
     ConfigParam("duplicates", 1, "budget: produce or TxnOffsetCommit requests resent by the client while still in flight", lo=0, hi=3),
     ConfigParam("losses", 0, "budget: coordinator requests or responses lost (client times out, retries)", lo=0, hi=3),
     ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
+    ConfigParam("tl_failures", 0, "budget: transaction-log appends of an epoch fence (PrepareAbort after "
+                "InitProducerId or a timeout) that fail, e.g. NOT_ENOUGH_REPLICAS", lo=0, hi=3),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
     ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "

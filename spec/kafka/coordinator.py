@@ -17,7 +17,7 @@ from .domains import (tid_used, PcState, Inc, Part, Pend, PendBy, PResp, Rq, CRe
                       in_use, tid_of)
 from .state import (pc_st, pc_k, b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
                     pl_vk, tc_e, tc_last, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
-                    tc_pend_p, tc_st, tl_e, w_fence, w_vrej, g_pk, g_bound, g_illegal)
+                    tc_pend_p, tc_st, tc_ff, tl_e, w_fence, w_vrej, g_pk, g_bound, g_illegal)
 
 i = Param("i", Inc)
 p = Param("p", Part)
@@ -64,10 +64,18 @@ def prepare(target, epoch, last, by=PendBy.CLIENT, part=0):
             tc_pend_cli[T].set(i), tc_pend_p[T].set(part), n_creq[i].set(False))
 
 
-def fence_updates():
-    """prepareFenceProducerEpoch: the cached epoch is bumped at once; PrepareAbort with it is pending."""
-    return (tc_e[T].set(tc_e[T] + 1), tc_pend[T].set(Pend.PrepareAbort), tc_pend_e[T].set(tc_e[T] + 1),
-            tc_pend_last[T].set(-1), tc_pend_by[T].set(PendBy.INTERNAL), tc_pend_cli[T].set(0), tc_pend_p[T].set(0))
+def fenced_epoch(tid):
+    """prepareFenceProducerEpoch's epoch: one more, unless an earlier fence's append failed
+    (hasFailedEpochFence, KAFKA-9666): that bumped epoch was never returned to a client."""
+    return If(tc_ff[tid], tc_e[tid], tc_e[tid] + 1)
+
+
+def fence_updates(tid=T):
+    """prepareFenceProducerEpoch + endTransaction(ABORT, isFromClient=false): the cached epoch is bumped at
+    once; PrepareAbort with it is pending."""
+    return (tc_e[tid].set(fenced_epoch(tid)), tc_pend[tid].set(Pend.PrepareAbort), tc_pend_e[tid].set(fenced_epoch(tid)),
+            tc_pend_last[tid].set(-1), tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0),
+            tc_pend_p[tid].set(0))
 
 
 INIT = (Rq.INIT, Rq.INITBUMP)
@@ -227,9 +235,7 @@ t = Param("t", Tid)
 TIMEOUT = Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
               guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
                      tc_e[t] < Config("maxe")),
-              updates=(tc_e[t].set(tc_e[t] + 1), tc_pend[t].set(Pend.PrepareAbort), tc_pend_e[t].set(tc_e[t] + 1),
-                       tc_pend_last[t].set(-1), tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0),
-                       tc_pend_p[t].set(0), env_to.set(env_to + 1)),
+              updates=(*fence_updates(t), env_to.set(env_to + 1)),
               tags=("timeout",),
               ref="KAFKA-PROTOCOL §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
                   "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix")
@@ -240,8 +246,7 @@ ABANDONED = Row(
            ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
                pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
                               PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t]))))),
-    updates=(tc_e[t].set(tc_e[t] + 1), tc_pend[t].set(Pend.PrepareAbort), tc_pend_e[t].set(tc_e[t] + 1),
-             tc_pend_last[t].set(-1), tc_pend_by[t].set(PendBy.INTERNAL), tc_pend_cli[t].set(0), tc_pend_p[t].set(0)),
+    updates=fence_updates(t),
     tags=("timeout",),
     ref="KAFKA-PROTOCOL §3.9 T1; TransactionCoordinator.abortTimedOutTransactions",
     doc="The same T1 as TC-40, free of the `timeouts` budget when no incarnation is inside a transaction with "

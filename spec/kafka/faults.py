@@ -9,7 +9,7 @@ from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
 from .domains import tid_used, MAXP, CResp, Inc, Outcome, Pend, PendBy, PcState, Result, Tid, TxnState as S, Ver
-from .state import (env_loss, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
+from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
@@ -78,7 +78,7 @@ FLT = Table("faults", (
                  w_redrive.set(Or(w_redrive, redrive)),
                  g_ci[t].set(If(starts_durably, tc_pend_cli[t], g_ci[t])),
                  g_ck[t].set(If(starts_durably, g_pk[t], g_ck[t])),
-                 *clear_pend()),
+                 tc_ff[t].set(False), *clear_pend()),
         tags=("crash",),
         ref="KAFKA-PROTOCOL §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "
             "Prepare* re-driven with the new coordinator epoch); TransactionStateManager."
@@ -86,4 +86,16 @@ FLT = Table("faults", (
         doc="`durable` says whether the pending transition's append reached the HW before the leader "
             "changed; either way the waiting client gets NOT_COORDINATOR. The deposed coordinator's "
             "markers already sent stay in flight (W2 fences them)."),
-), doc="Faults: producer crash/restart and zombies; transaction-coordinator failover.")
+    Row("FLT-04", "env", "transaction-log append of an epoch fence fails", params=(t,),
+        guard=(tid_used(t), tc_pend[t] == Pend.PrepareAbort, tc_pend_by[t] == PendBy.INTERNAL,
+               env_tlf < Config("tl_failures")),
+        updates=(tc_ff[t].set(True), tc_last[t].set(-1), env_tlf.set(env_tlf + 1), *clear_pend()),
+        tags=("crash",),
+        ref="KAFKA-PROTOCOL §1.7 failed transaction-log append, §6 B9; TransactionCoordinator.endTransaction "
+            "sendTxnMarkersCallback (error, isEpochFence: hasFailedEpochFence = true; the pending state is "
+            "cleared, the cached epoch stays bumped and lastProducerEpoch -1, state Ongoing)",
+        doc="The append of the PrepareAbort that an InitProducerId fence (TC-07) or a timeout (TC-40, TC-41) "
+            "prepared fails (e.g. NOT_ENOUGH_REPLICAS under min.insync.replicas) while the coordinator keeps "
+            "its partition; the next fence retries it without a second bump (fenced_epoch)."),
+), doc="Faults: producer crash/restart and zombies; transaction-coordinator failover; a failed transaction-log "
+       "append of an epoch fence.")

@@ -11,7 +11,7 @@ from txncheck.spec.model import Always, Recoverable, Sometimes
 from .domains import CTP, OP, Protocol, tid_of, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use
 from .state import (env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, pc_e, pc_st, pl_end, pl_first,
-                    pl_lso, pl_open, tc_pend, tc_st, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
+                    pl_lso, pl_open, tc_e, tc_pend, tc_st, tl_e, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
 DATA = Kind.DATA
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
@@ -130,6 +130,12 @@ PROPERTIES = (
         pc_e[i] != pc_e[j]))),
            "Unique epochs: no two live incarnations (of one tid) hold the same (pid, e).",
            ref="KAFKA-PROTOCOL §5.2 FENCE-3"),
+    Always("EPOCH-1", ForAll(Tid, lambda t: tc_e[t] <= tl_e[t] + 1),
+           "Epochs are spent only through the log: the coordinator's cached producer epoch is at most one above "
+           "its durable one, so failed fence appends (NOT_ENOUGH_REPLICAS) cannot walk the epoch towards "
+           "Short.MaxValue, where fencing and initialisation become impossible.",
+           ref="KAFKA-PROTOCOL §6 B9 (\"no epoch above MaxE\"); TransactionMetadata.prepareFenceProducerEpoch "
+               "(hasFailedEpochFence), KAFKA-9666"),
     Always("CEPOCH-1", Not(g_cereg),
            "Coordinator epochs at partitions never decrease: no marker with a lower ce is appended.",
            ref="KAFKA-PROTOCOL §5.2 structural; ProducerAppendInfo.checkCoordinatorEpoch"),

@@ -55,6 +55,8 @@ tc_pend_by = Var("tc_pend_by", PendBy, index=(Tid,), init=PendBy.INTERNAL, doc="
 tc_pend_cli = Var("tc_pend_cli", Inc, index=(Tid,), init=0, doc="the waiting client")
 tc_pend_p = Var("tc_pend_p", Part, index=(Tid,), init=0, doc="partition being added")
 tc_mk = Var("tc_mk", BOOL, index=(Tid, Part), init=False, doc="markers not yet acknowledged")
+tc_ff = Var("tc_ff", BOOL, index=(Tid,), init=False,
+            doc="hasFailedEpochFence: a fence's PrepareAbort append failed; the next fence keeps the bumped epoch")
 tc_ce = Var("tc_ce", CEpoch, index=(Tid,), init=0,
             doc="coordinator epoch of the tid's __transaction_state partition (bumped by failover)")
 
@@ -83,6 +85,7 @@ env_dl = Var("env_dl", IntRange("Delays", 0, "delays"), init=0, doc="produce exp
 env_dup = Var("env_dup", IntRange("Dups", 0, "duplicates"), init=0, doc="client produce retries used")
 env_loss = Var("env_loss", IntRange("Losses", 0, "losses"), init=0, doc="lost coordinator messages used")
 env_exp = Var("env_exp", IntRange("Expiries", 0, "expiries"), init=0, doc="producer-state expiries used")
+env_tlf = Var("env_tlf", IntRange("TlFailures", 0, "tl_failures"), init=0, doc="failed transaction-log appends used")
 
 # ---- ghost (history) vars -------------------------------------------------------------------------
 log_inc = Var("log_inc", Inc, index=(Part, Slot), init=0, ghost=True, doc="γ: incarnation of the data batch")
@@ -119,9 +122,9 @@ g_bound = Var("g_bound", BOOL, init=False, ghost=True,
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, gc_off, gc_pend,
         n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_mk, n_mk_res, n_mk_e,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
-        tc_mk, tc_ce, tl_st, tl_e, tl_parts,
+        tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
-        env_to, env_dl, env_dup, env_loss, env_exp,
+        env_to, env_dl, env_dup, env_loss, env_exp, env_tlf,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
         g_illegal, g_bound)

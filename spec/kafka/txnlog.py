@@ -15,7 +15,7 @@ from .domains import (tid_used, MAXP, CEpoch, CResp, Inc, Outcome, Part, Pend, P
                       TV2, Ver, tid_of)
 from .state import (g_illegal, g_pk, g_ci, g_ck, g_dec, g_torn, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, pc_k, pl_ver,
                     pl_vi, pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
-                    tc_pend_last, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
+                    tc_pend_last, tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st)
 
 t = Param("t", Tid)
 i = Param("i", Inc)
@@ -136,9 +136,10 @@ ROWS = (
         updates=(tl_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  tc_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
-                 g_ci[t].set(0), g_ck[t].set(0)),
+                 g_ci[t].set(0), g_ck[t].set(0), tc_ff[t].set(False)),
         ref="KAFKA-PROTOCOL §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
-            "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete"),
+            "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete (which also "
+            "clears hasFailedEpochFence)"),
     Row("TL-07", A, "TL append durable: illegal transition", params=(t,),
         guard=(tid_used(t), tc_pend[t] != Pend.NONE, Not(valid_completion)),
         updates=(g_illegal.set(True),),

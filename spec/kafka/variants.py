@@ -142,6 +142,17 @@ VARIANTS = (
             ref="KAFKA-PROTOCOL §6 B15 (4); Kafka-compatible reimplementations, ydb-platform/ydb PRs #51053, #52731",
             trigger="commit transaction 1 (PrepareCommit durable, markers pending); transaction 2 adds p: answered "
                     "NONE; its batch is appended into p before or after transaction 1's marker"),
+    Variant("B9-bump-on-failed-fence",
+            "A fence's PrepareAbort append fails (NOT_ENOUGH_REPLICAS) and the coordinator does not remember it "
+            "(no hasFailedEpochFence): the producer's retried InitProducerId, or the next timeout, fences again "
+            "and bumps the cached epoch a second time, though neither bumped epoch was ever written or returned.",
+            breaks=("EPOCH-1",),
+            edits=tuple(ReplaceUpdate(r, v, tc_e[tid] + 1) for r, tid in (("TC-07", T), ("TC-40", _t), ("TC-41", _t))
+                        for v in ("tc_e", "tc_pend_e")),
+            settings=(("tl_failures", 2),), ref="KAFKA-9666, PR #8239",
+            trigger="transaction Ongoing at epoch e; the timeout fences (e+1, PrepareAbort pending); the append "
+                    "fails; the timer fires again for the abandoned transaction and fences with e+2 (an "
+                    "InitProducerId retry does the same)"),
     Variant("B11-admin-abort",
             "An operator aborts a transaction with the KIP-664 admin API (DescribeProducers, then "
             "WriteTxnMarkers(ABORT) at p) while the coordinator still tracks it as Ongoing. The coordinator is "
