@@ -36,7 +36,8 @@ def _explicit(m):
 # Kafka variants whose bmc (to the explicit engine's shortest counterexample, 9-18 steps when
 # written) takes well under a minute; the deeper ones (23-45 steps, and the baseline's 41) stay heavy.
 KAFKA_IN_CI = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B10-no-marker-cepoch-check",
-               "D2-markers-before-prepare", "D4-no-sequence-check", "D3-offsets-outside-txn")
+               "D2-markers-before-prepare", "D4-no-sequence-check", "D3-offsets-outside-txn",
+               "B9-bump-on-failed-fence", "B11-admin-abort")
 
 
 def _heavy(name, variant):

@@ -60,12 +60,11 @@ def require_pyspark():
         import pyspark  # noqa: F401
     except ImportError:
         raise SparkEngineError("the Spark engine needs pyspark; install it with "
-                               "pip install 'txncheck[spark]' (pyspark, pandas<3, pyarrow)") from None
+                               "pip install 'txncheck[spark]' (pyspark, pyarrow)") from None
     try:
         import pyarrow  # noqa: F401
-        import pandas  # noqa: F401
     except ImportError:
-        raise SparkEngineError("the Spark engine needs pandas>=2.2,<3 and pyarrow>=18 for Arrow exchange; "
+        raise SparkEngineError("the Spark engine needs pyarrow>=18 for its Parquet store; "
                                "pip install 'txncheck[spark]'") from None
     return pyspark
 
