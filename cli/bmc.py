@@ -31,6 +31,12 @@ def register(subparsers) -> None:
     p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
     p.add_argument("--solver", choices=("fd", "smt"), default="fd",
                    help="z3 finite-domain solver (default) or the general SMT solver")
+    p.add_argument("--lemmas", action="store_true",
+                   help="first mine candidate invariants from the vector engine's reachable states and keep those "
+                   "z3 proves inductive (Houdini); assert them on every unrolled state (bmc) or assume them in "
+                   "the step case (k-induction)")
+    p.add_argument("--lemma-max-states", type=int, default=None, metavar="N",
+                   help="with --lemmas: mine from a breadth-first prefix of about N states")
     p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
@@ -41,15 +47,19 @@ def run(args) -> int:
     from txncheck.checker.symbolic.induction import k_induction
     from .tables import load_model
     m = load_model(args)
+    lemmas = None
+    if args.lemmas:
+        from txncheck.checker.symbolic.lemmas import prove_lemmas
+        lemmas = prove_lemmas(m, "explore", max_states=args.lemma_max_states)
     if args.depth is not None:
         if args.depth < 0:
             raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
-        res = bmc(m, args.depth, args.property, solver=args.solver)
+        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas)
     else:
         if args.induction < 1:
             raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
-                          solver=args.solver)
+                          solver=args.solver, lemmas=lemmas)
     paths = {}
     if args.out:
         from txncheck.traces.schema import save, write_json_atomic

@@ -201,6 +201,18 @@ def test_cli_bmc_exit_codes(capsys):
     from dataclasses import replace  # noqa: F401  (k-induction without strengthening: exit 3 is covered below)
 
 
+def test_cli_bmc_lemmas(capsys):
+    """--lemmas: the proved lemmas are reported, and the verdicts are those without them."""
+    from txncheck.cli.main import main
+    assert main(["bmc", "paxoscommit", "--depth", "4", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["bmc", "paxoscommit", "--depth", "4", "--lemmas", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert 0 < data["lemmas"]["proved"] <= data["lemmas"]["candidates"]
+    assert [(p["name"], p["status"]) for p in data["properties"]] == \
+        [(p["name"], p["status"]) for p in plain["properties"]]
+
+
 def test_cli_tables(capsys):
     from txncheck.cli.main import main
     assert main(["tables", "twophase"]) == 0

@@ -57,6 +57,7 @@ class SymbolicResult:
     encode_s: float = 0.0
     wall_s: float = 0.0
     solver: str = "fd"
+    lemmas: object = None              # a lemmas.LemmaSet when proved lemmas were used
 
     @property
     def solver_s(self) -> float:
@@ -67,11 +68,15 @@ class SymbolicResult:
         return any(p.status == "violated" for p in self.properties)
 
     def to_json(self) -> dict:
-        return {"engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
-                "bound": self.bound, "solver": self.solver, "properties": [p.to_json() for p in self.properties],
-                "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
-                "wall_s": round(self.wall_s, 4),
-                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
+        out = {"engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
+               "bound": self.bound, "solver": self.solver, "properties": [p.to_json() for p in self.properties],
+               "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
+               "wall_s": round(self.wall_s, 4),
+               "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
+        if self.lemmas is not None:
+            out["lemmas"] = self.lemmas.to_json()
+            out["wall_with_lemmas_s"] = round(self.wall_s + self.lemmas.total_s, 4)
+        return out
 
     def text(self) -> str:
         out = []
@@ -86,8 +91,11 @@ class SymbolicResult:
             else:
                 out.append(f"{p.name}: unknown at depth {p.depth} ({p.note})" if p.status == "unknown" else
                            f"{p.name}: no counterexample up to depth {p.depth}")
+        if self.lemmas is not None:
+            out.append(self.lemmas.text())
         out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "
-                   f"encoding {self.encode_s:.3f} s, total {self.wall_s:.3f} s")
+                   f"encoding {self.encode_s:.3f} s, total {self.wall_s:.3f} s"
+                   + (f" (+ lemmas {self.lemmas.total_s:.3f} s)" if self.lemmas is not None else ""))
         return "\n".join(out)
 
 
@@ -119,8 +127,11 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
 
 
 def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
-        por: bool = True) -> SymbolicResult:
-    """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare)."""
+        por: bool = True, lemmas=None) -> SymbolicResult:
+    """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare).
+    `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, asserted on every unrolled state
+    (they hold on every reachable state, so no path is lost). `wall_s` excludes proving them; the
+    JSON's `lemmas` and `wall_with_lemmas_s` report that time."""
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     start = time.perf_counter()
@@ -128,7 +139,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     solver_kind = solver
     solver = make_solver(solver_kind)
     timer = Timer()
-    u = Unroller(m, solver, por=por)
+    u = Unroller(m, solver, por=por, transition=lemmas.transition if lemmas is not None else None)
+    lemma_tmpl = lemmas.template(u.tr) if lemmas is not None and lemmas.lemmas else None
     u.add_state()
     u.constrain_init()
     pending = list(props)
@@ -138,6 +150,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
             break
         if k > 0:
             u.add_transition()
+            if lemma_tmpl is not None:
+                u.assume(k, lemma_tmpl)
         holds = {p.name: u.holds(k, p) for p in pending}
         while pending:
             # one query: does some pending property fail in state k? An assumption literal, not
@@ -170,7 +184,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                 pending.remove(p)
                 del holds[p.name]
             solver.add(z3.Not(ask))
-    res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind)
+    res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind,
+                         lemmas=lemmas)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries

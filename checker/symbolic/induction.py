@@ -31,25 +31,31 @@ from .unroll import Unroller, replay_actions, violated
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
-                traces: bool = True, solver: str = "fd") -> SymbolicResult:
+                traces: bool = True, solver: str = "fd", lemmas=None) -> SymbolicResult:
+    """`lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
+    step case (and of the base path): they hold on every reachable state, so this is sound."""
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()
     props = always_properties(m, properties)
     conj = props + list(m.strengthening)
     timer = Timer()
-    res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k, solver=solver)
+    res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k, solver=solver,
+                         lemmas=lemmas)
     if not props:
         res.wall_s = time.perf_counter() - start
         return res
 
     base = make_solver(solver)
-    ub = Unroller(m, base, "b")
+    ub = Unroller(m, base, "b", transition=lemmas.transition if lemmas is not None else None)
     ub.add_state()
     ub.constrain_init()
     step = make_solver(solver)
     us = Unroller(m, step, "i", transition=ub.tr)  # one template for both paths
     us.add_state()
+    lemma_tmpl = lemmas.template(ub.tr) if lemmas is not None and lemmas.lemmas else None
+    if lemma_tmpl is not None:
+        us.assume(0, lemma_tmpl)
 
     def conj_holds(u, i):
         return z3.And(*[u.holds(i, p) for p in conj])
@@ -61,6 +67,8 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         d = k - 1
         if d > 0:
             ub.add_transition()
+            if lemma_tmpl is not None:
+                ub.assume(d, lemma_tmpl)
         # each query under an assumption literal (not push/pop), so the solver keeps what it learnt
         ask = z3.Bool(f"base{d}")
         base.add(z3.Implies(ask, z3.Not(conj_holds(ub, d))))
@@ -84,6 +92,8 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         # step: states 0..k-1 satisfy J; state k does not
         step.add(conj_holds(us, k - 1))
         us.add_transition()
+        if lemma_tmpl is not None:
+            us.assume(k, lemma_tmpl)
         if simple_path:
             us.distinct_from_all(k)
         ask = z3.Bool(f"step{k}")
@@ -114,7 +124,8 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     if proved_k is not None:
         for p in props:
             res.properties.append(PropertyOutcome(p.name, "proved", proved_k,
-                                                  note=f"with {len(m.strengthening)} strengthening invariant(s)"))
+                                                  note=f"with {len(m.strengthening)} strengthening invariant(s)"
+                                                  + (f" and {len(lemmas.lemmas)} proved lemma(s)" if lemmas else "")))
     elif outcome is not None:
         res.properties.append(outcome)
     res.queries = timer.queries

@@ -185,6 +185,13 @@ class Unroller:
         self.encode_s += time.perf_counter() - t0
         return out
 
+    def assume(self, i: int, template):
+        """Assert `template` (a formula over the abstract pre-state `tr.pre`, e.g. proved lemmas)
+        on state i."""
+        t0 = time.perf_counter()
+        self.solver.add(z3.substitute(template, *self._pairs[i]))
+        self.encode_s += time.perf_counter() - t0
+
     def add_transition(self):
         """Add state i+1 and the transition from the last state to it."""
         t0 = time.perf_counter()
