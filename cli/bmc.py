@@ -4,6 +4,9 @@
 shortest first; a counterexample is written as a standard trace (`txncheck replay` reads it).
 --induction K: k-induction (k = 1..K) of the `always` properties together with the spec's
 strengthening invariants, within the type bounds.
+--pdr: IC3/PDR (z3's Spacer) on each `always` property: a proof comes with the inductive invariant
+Spacer found (no strengthening invariant needed), a violation with a trace (not necessarily the
+shortest); experimental: it answers small models only (RESULTS.md).
 
 Exit 0: no counterexample up to K / proved; 1: counterexample; 3: k-induction inconclusive (a
 counterexample to induction, printed as a witness).
@@ -27,6 +30,11 @@ def register(subparsers) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--depth", type=int, help="bounded model checking up to K steps")
     g.add_argument("--induction", type=int, metavar="K", help="k-induction, k = 1..K")
+    g.add_argument("--pdr", action="store_true",
+                   help="IC3/PDR with z3's Spacer (experimental): proves small models without strengthening "
+                   "invariants")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                   help="with --pdr: seconds per property before answering unknown (default 300)")
     p.add_argument("--property", action="append", help="only these always properties (repeatable)")
     p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
     p.add_argument("--solver", choices=("fd", "smt"), default="fd",
@@ -51,7 +59,14 @@ def run(args) -> int:
     if args.lemmas:
         from txncheck.checker.symbolic.lemmas import prove_lemmas
         lemmas = prove_lemmas(m, "explore", max_states=args.lemma_max_states)
-    if args.depth is not None:
+    if args.pdr:
+        if args.lemmas:
+            raise ConfigError("--lemmas applies to --depth and --induction, not --pdr; drop one of them")
+        if args.timeout <= 0:
+            raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+        from txncheck.checker.symbolic.pdr import pdr
+        res, _ = pdr(m, args.property, timeout_s=args.timeout)
+    elif args.depth is not None:
         if args.depth < 0:
             raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
         res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas)

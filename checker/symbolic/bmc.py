@@ -83,6 +83,8 @@ class SymbolicResult:
         for p in self.properties:
             if p.status == "violated":
                 out.append(f"{p.name}: VIOLATED at depth {p.depth}: " + "; ".join(p.labels))
+            elif p.status == "proved" and self.engine == "pdr":
+                out.append(f"{p.name}: proved by PDR ({p.note})")
             elif p.status == "proved":
                 out.append(f"{p.name}: proved by {p.depth}-induction")
             elif p.status == "cti":
