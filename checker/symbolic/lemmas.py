@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import z3
 
-from txncheck.spec.ground import GCell, GroundModel, cells_read
+from txncheck.spec.ground import GroundModel
 from .encode import domain_constraints, make_solver, value_of
-from .unroll import Transition
+from .unroll import Transition, footprint
 
 
 @dataclass(frozen=True, order=True)
@@ -162,17 +162,8 @@ def related_pairs(m: GroundModel) -> set[tuple[int, int]]:
     counts as its whole var)."""
     out: set[tuple[int, int]] = set()
     for a in m.actions:
-        fp = set(cells_read(a.guard))
-        for t, v in a.updates:
-            fp |= cells_read(v)
-            if isinstance(t, GCell):
-                fp.add(t.pos)
-            else:
-                vl = m.layout.var(t.var)
-                fp.update(range(vl.offset, vl.offset + vl.size))
-                for x, _s, _z in t.terms:
-                    fp |= cells_read(x)
-        c = sorted(fp)
+        r, w = footprint(m, a)
+        c = sorted(r | w)
         for i, x in enumerate(c):
             for y in c[i + 1:]:
                 out.add((x, y))

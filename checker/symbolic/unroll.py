@@ -36,6 +36,21 @@ from txncheck.spec.ground import GCell, GroundModel, GroundProperty, cells_read,
 from .encode import Encoder, as_bool, as_int, domain_constraints, make_state, value_of
 
 
+def footprint(m: GroundModel, a) -> tuple[frozenset, frozenset]:
+    """(cells action a reads, cells it writes); a computed read or write counts as its whole var."""
+    r, w = set(cells_read(a.guard)), set()
+    for t, v in a.updates:
+        r |= cells_read(v)
+        if isinstance(t, GCell):
+            w.add(t.pos)
+        else:
+            vl = m.layout.var(t.var)
+            w.update(range(vl.offset, vl.offset + vl.size))
+            for x, _stride, _size in t.terms:
+                r |= cells_read(x)
+    return frozenset(r), frozenset(w)
+
+
 class Transition:
     """The transition relation over abstract cells `pre`, `post` and picks `pick`, built once per
     model and instantiated per step by substitution; also the property templates over `pre`."""
@@ -109,20 +124,7 @@ class Transition:
         actions commute: if a then b is a path, so is b then a, to the same state."""
         if self._indep is None:
             m = self.m
-            reads, writes = [], []
-            for a in m.actions:
-                r, w = set(cells_read(a.guard)), set()
-                for t, v in a.updates:
-                    r |= cells_read(v)
-                    if isinstance(t, GCell):
-                        w.add(t.pos)
-                    else:
-                        vl = m.layout.var(t.var)
-                        w.update(range(vl.offset, vl.offset + vl.size))
-                        for x, _stride, _size in t.terms:
-                            r |= cells_read(x)
-                reads.append(frozenset(r))
-                writes.append(frozenset(w))
+            reads, writes = zip(*(footprint(m, a) for a in m.actions)) if m.actions else ((), ())
             n = len(m.actions)
             self._indep = [[b for b in range(n) if b != a and not (writes[a] & (reads[b] | writes[b]))
                             and not (writes[b] & reads[a])] for a in range(n)]
