@@ -56,6 +56,8 @@ def run(args) -> int:
     from .tables import load_model
     m = load_model(args)
     lemmas = None
+    if args.lemma_max_states is not None and (not args.lemmas or args.lemma_max_states < 1):
+        raise ConfigError(f"--lemma-max-states needs --lemmas and a count of at least 1; got {args.lemma_max_states}")
     if args.lemmas:
         from txncheck.checker.symbolic.lemmas import prove_lemmas
         lemmas = prove_lemmas(m, "explore", max_states=args.lemma_max_states)

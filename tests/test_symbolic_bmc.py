@@ -211,6 +211,8 @@ def test_cli_bmc_lemmas(capsys):
     assert 0 < data["lemmas"]["proved"] <= data["lemmas"]["candidates"]
     assert [(p["name"], p["status"]) for p in data["properties"]] == \
         [(p["name"], p["status"]) for p in plain["properties"]]
+    assert main(["bmc", "paxoscommit", "--depth", "4", "--lemmas", "--lemma-max-states", "0"]) == 2
+    assert main(["bmc", "paxoscommit", "--depth", "4", "--lemma-max-states", "100"]) == 2
 
 
 def test_cli_tables(capsys):
