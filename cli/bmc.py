@@ -55,26 +55,27 @@ def run(args) -> int:
     from txncheck.checker.symbolic.induction import k_induction
     from .tables import load_model
     m = load_model(args)
-    lemmas = None
+    # every option is checked before any work starts: mining lemmas can take minutes
     if args.lemma_max_states is not None and (not args.lemmas or args.lemma_max_states < 1):
         raise ConfigError(f"--lemma-max-states needs --lemmas and a count of at least 1; got {args.lemma_max_states}")
+    if args.pdr and args.lemmas:
+        raise ConfigError("--lemmas applies to --depth and --induction, not --pdr; drop one of them")
+    if args.pdr and args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.depth is not None and args.depth < 0:
+        raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
+    if args.induction is not None and args.induction < 1:
+        raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
+    lemmas = None
     if args.lemmas:
         from txncheck.checker.symbolic.lemmas import prove_lemmas
         lemmas = prove_lemmas(m, "explore", max_states=args.lemma_max_states)
     if args.pdr:
-        if args.lemmas:
-            raise ConfigError("--lemmas applies to --depth and --induction, not --pdr; drop one of them")
-        if args.timeout <= 0:
-            raise ConfigError(f"--timeout must be positive; got {args.timeout}")
         from txncheck.checker.symbolic.pdr import pdr
         res, _ = pdr(m, args.property, timeout_s=args.timeout)
     elif args.depth is not None:
-        if args.depth < 0:
-            raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
         res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas)
     else:
-        if args.induction < 1:
-            raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
                           solver=args.solver, lemmas=lemmas)
     paths = {}

@@ -11,6 +11,7 @@ from typing import Mapping, Union
 
 from .errors import ConfigError
 
+
 @dataclass(frozen=True)
 class ConstPlus:
     """A configuration constant plus a fixed amount, as a domain bound: `ConstPlus("inputs", -1)`

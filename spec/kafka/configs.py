@@ -37,6 +37,8 @@ PARAMS = (
 
 _BASE = (("incs", 2), ("txns", 2), ("parts", 1), ("slots", 8), ("maxe", 8), ("maxseq", 3), ("inputs", 2),
          ("kip447", 1), ("expiries", 0))
+_CI = (("protocol", "tv2"), *_BASE, ("ctp", 1), ("restart_txns", 0), ("timeouts", 1), ("failovers", 1), ("delays", 0),
+       ("duplicates", 0), ("losses", 0), ("zombies", 0), ("app_aborts", 0))
 CONFIGS = (
     NamedConfig("tiny", (("protocol", "tv2"), *_BASE, ("ctp", 0), ("restart_txns", 0), ("timeouts", 1),
                          ("failovers", 1), ("delays", 1), ("duplicates", 0), ("losses", 0), ("zombies", 0),
@@ -55,15 +57,11 @@ CONFIGS = (
                 "(the old incarnation may run on as a zombie) whose incarnation 2 rejoins the group, fetches the "
                 "committed offset and runs 1 transaction; 1 coordinator timeout abort; no failover, delay, "
                 "duplicate or loss. 668,930 states (4 s vector)."),
-    NamedConfig("ci", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("restart_txns", 0), ("timeouts", 1),
-                       ("failovers", 1), ("delays", 0), ("duplicates", 0), ("losses", 0), ("zombies", 0),
-                       ("app_aborts", 0)),
+    NamedConfig("ci", _CI,
                 "Consume-transform-produce with two consecutive transactions: tiny's crash/restart, timeout abort "
                 "and coordinator failover with TxnOffsetCommit in every transaction, no produce delay. 1,225,124 "
                 "states (5 s on the vector engine)."),
-    NamedConfig("nightly", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("restart_txns", 0), ("timeouts", 1),
-                            ("failovers", 1), ("delays", 0), ("duplicates", 1), ("losses", 0), ("zombies", 0),
-                            ("app_aborts", 0)),
+    NamedConfig("nightly", (*_CI, ("duplicates", 1)),
                 "ci plus 1 client retry of an in-flight produce or TxnOffsetCommit. 20,118,294 states (about 2.5 "
                 "minutes and 6 GiB on the vector engine); violates FENCE-1 through a retried TxnOffsetCommit "
                 "(spec/FINDINGS.md F4).")
