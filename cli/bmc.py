@@ -2,6 +2,8 @@
 
 --depth K: bounded model checking with z3: a violation of each `always` property within K steps,
 shortest first; a counterexample is written as a standard trace (`txncheck replay` reads it).
+The properties that are 1-inductive together (with the spec's strengthening invariants) are first
+proved for every depth and left out of the unrolling (--no-prove unrolls them all).
 --induction K: k-induction (k = 1..K) of the `always` properties together with the spec's
 strengthening invariants, within the type bounds.
 --pdr: IC3/PDR (z3's Spacer) on each `always` property: a proof comes with the inductive invariant
@@ -36,6 +38,10 @@ def register(subparsers) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="with --pdr: seconds per property before answering unknown (default 300)")
     p.add_argument("--property", action="append", help="only these always properties (repeatable)")
+    p.add_argument("--no-prove", action="store_true",
+                   help="with --depth: skip the 1-induction pass that first proves what it can for every depth "
+                   "(Houdini over the properties and the spec's strengthening invariants) and unroll every "
+                   "property")
     p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
     p.add_argument("--solver", choices=("fd", "smt"), default="fd",
                    help="z3 finite-domain solver (default) or the general SMT solver")
@@ -62,6 +68,8 @@ def run(args) -> int:
         raise ConfigError("--lemmas applies to --depth and --induction, not --pdr; drop one of them")
     if args.pdr and args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.no_prove and args.depth is None:
+        raise ConfigError("--no-prove applies to --depth (bounded model checking) only; drop it")
     if args.depth is not None and args.depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
     if args.induction is not None and args.induction < 1:
@@ -74,7 +82,7 @@ def run(args) -> int:
         from txncheck.checker.symbolic.pdr import pdr
         res, _ = pdr(m, args.property, timeout_s=args.timeout)
     elif args.depth is not None:
-        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas)
+        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas, prove=not args.no_prove)
     else:
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
                           solver=args.solver, lemmas=lemmas)

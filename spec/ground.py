@@ -585,8 +585,22 @@ def successor(m: GroundModel, a: GroundAction, s) -> tuple[int, ...]:
     return tuple(out)
 
 
+def dyn_cells(x: GDyn) -> list[int]:
+    """Every cell a computed position can denote: a constant index term fixes its coordinate, a
+    computed one ranges over its size (an out-of-range index is an evaluation error, not a read)."""
+    offs = [0]
+    for ix, stride, size in x.terms:
+        if isinstance(ix, GConst):
+            if not 0 <= ix.value < size:
+                return []
+            offs = [o + ix.value * stride for o in offs]
+        else:
+            offs = [o + i * stride for o in offs for i in range(size)]
+    return [x.base + o for o in offs]
+
+
 def cells_read(e: GExpr) -> set[int]:
-    """Static cells an expression reads (dynamic reads contribute their whole var range)."""
+    """Cells an expression may read (a computed read: every cell its position can denote)."""
     out: set[int] = set()
     stack = [e]
     while stack:
@@ -594,10 +608,7 @@ def cells_read(e: GExpr) -> set[int]:
         if isinstance(x, GCell):
             out.add(x.pos)
         elif isinstance(x, GDyn):
-            span = 1
-            for _, st, sz in x.terms:
-                span = max(span, st * sz)
-            out.update(range(x.base, x.base + span))
+            out.update(dyn_cells(x))
             stack.extend(t[0] for t in x.terms)
         elif isinstance(x, GOp):
             stack.extend(x.args)

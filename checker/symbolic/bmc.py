@@ -113,6 +113,26 @@ def always_properties(m: GroundModel, names=None):
     return props
 
 
+def proved_for_every_depth(m: GroundModel, props, tr, solver: str = "fd", lemmas=None):
+    """(the properties among `props` that are 1-inductive together with the spec's strengthening
+    invariants that survive and the proved lemmas if given; everything kept, strengthening
+    invariants included; Houdini rounds). Houdini keeps the
+    largest such set, so a strengthening invariant that does not hold (a variant may break one)
+    only drops out; what is kept holds on every reachable state."""
+    from .lemmas import houdini
+    keep_l, keep_p, rounds, _ = houdini(m, list(lemmas.lemmas) if lemmas is not None else [], tr, solver,
+                                        properties=list(props) + list(m.strengthening), explore_cti=0)
+    kept = {id(p) for p in keep_p}
+    return [p for p in props if id(p) in kept], keep_p, rounds
+
+
+def _proved_note(m: GroundModel, lemmas) -> str:
+    n = len(m.strengthening)
+    return (f"1-inductive with the other proved properties, {n} strengthening invariant(s)"
+            + (f" and {len(lemmas.lemmas)} proved lemma(s)" if lemmas is not None else "")
+            + "; no counterexample at any depth")
+
+
 def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
     """The standard trace (traces/ schema) for a path; None if the traces package is absent."""
     try:
@@ -129,11 +149,14 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
 
 
 def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
-        por: bool = True, lemmas=None) -> SymbolicResult:
+        por: bool = True, lemmas=None, prove: bool = True) -> SymbolicResult:
     """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare).
     `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, asserted on every unrolled state
     (they hold on every reachable state, so no path is lost). `wall_s` excludes proving them; the
-    JSON's `lemmas` and `wall_with_lemmas_s` report that time."""
+    JSON's `lemmas` and `wall_with_lemmas_s` report that time.
+    `prove`: first keep the largest set of the properties and the spec's strengthening invariants
+    that is 1-inductive together (Houdini, `proved_for_every_depth`); those are proved for every
+    depth and left out of the unrolled queries, which are then about the rest only."""
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     start = time.perf_counter()
@@ -143,10 +166,24 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     timer = Timer()
     u = Unroller(m, solver, por=por, transition=lemmas.transition if lemmas is not None else None)
     lemma_tmpl = lemmas.template(u.tr) if lemmas is not None and lemmas.lemmas else None
+    found: dict = {}
+    if prove and props:
+        t0 = time.perf_counter()
+        # every always property is a candidate, selected or not: each one kept is one more invariant
+        proved, invariants, rounds = proved_for_every_depth(m, always_properties(m), u.tr, solver_kind, lemmas)
+        proved = {p.name for p in proved}
+        timer.queries.append((f"1-induction pass ({rounds} Houdini rounds)", time.perf_counter() - t0,
+                              f"{len(proved)} proved"))
+        for p in props:
+            if p.name in proved:
+                found[p.name] = PropertyOutcome(p.name, "proved", 1, note=_proved_note(m, lemmas))
+        if invariants:
+            # they hold on every reachable state: asserted on each unrolled one, they prune like lemmas
+            inv = z3.And(*[u.tr.holds(p) for p in invariants])
+            lemma_tmpl = inv if lemma_tmpl is None else z3.And(lemma_tmpl, inv)
     u.add_state()
     u.constrain_init()
-    pending = list(props)
-    found: dict = {}
+    pending = [p for p in props if p.name not in found]
     for k in range(depth + 1):
         if not pending:
             break

@@ -158,8 +158,8 @@ def simulated_states(m: GroundModel, walks: int = 2000, length: int = 80, seed: 
 
 # -- candidates -----------------------------------------------------------------------------------
 def related_pairs(m: GroundModel) -> set[tuple[int, int]]:
-    """Cell pairs (x < y) that some action reads or writes both of (a computed read or write
-    counts as its whole var)."""
+    """Cell pairs (x < y) that some action reads or writes both of (a computed read or write:
+    every cell its position can denote)."""
     out: set[tuple[int, int]] = set()
     for a in m.actions:
         r, w = footprint(m, a)
@@ -287,7 +287,7 @@ def houdini(m: GroundModel, candidates: list, tr: Transition | None = None, solv
         else:
             dropped_init += 1
     s = make_solver(solver)
-    s.add(*domain_constraints(m, tr.pre))
+    s.add(*tr.state_constraints(tr.pre))
     s.add(tr.relation)
     lits = [z3.Bool(f"lemma.{i}") for i in range(len(items))]
     posts = [z3.substitute(f, *post_pairs) for f, _c in items]

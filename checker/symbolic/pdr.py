@@ -88,7 +88,7 @@ class HornEncoding:
         self.tr = tr = transition or Transition(m)
         self.sorts = [x.sort() for x in tr.pre]
         self.inv = z3.Function("Inv", *self.sorts, z3.BoolSort())
-        self.dom_pre = z3.And(*domain_constraints(m, tr.pre)) if tr.pre else z3.BoolVal(True)
+        self.dom_pre = z3.And(*tr.state_constraints(tr.pre)) if tr.pre else z3.BoolVal(True)
         self.init = [z3.BoolVal(bool(v)) if z3.is_bool(x) else z3.IntVal(v) for x, v in zip(tr.pre, m.init)]
         # (head arguments, body formula over pre[/post][/pick], name)
         self.rules: list[tuple[list, object, str]] = []

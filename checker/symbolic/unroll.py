@@ -32,20 +32,21 @@ import time
 
 import z3
 
-from txncheck.spec.ground import GCell, GroundModel, GroundProperty, cells_read, evaluate, successor
+from txncheck.spec.errors import EvaluationError
+from txncheck.spec.ground import GCell, GroundModel, GroundProperty, cells_read, dyn_cells, evaluate, successor
 from .encode import Encoder, as_bool, as_int, domain_constraints, make_state, value_of
+from .simplify import freeze
 
 
 def footprint(m: GroundModel, a) -> tuple[frozenset, frozenset]:
-    """(cells action a reads, cells it writes); a computed read or write counts as its whole var."""
+    """(cells action a reads, cells it writes); a computed read or write: every cell it can denote."""
     r, w = set(cells_read(a.guard)), set()
     for t, v in a.updates:
         r |= cells_read(v)
         if isinstance(t, GCell):
             w.add(t.pos)
         else:
-            vl = m.layout.var(t.var)
-            w.update(range(vl.offset, vl.offset + vl.size))
+            w.update(dyn_cells(t))
             for x, _stride, _size in t.terms:
                 r |= cells_read(x)
     return frozenset(r), frozenset(w)
@@ -56,7 +57,9 @@ class Transition:
     model and instantiated per step by substitution; also the property templates over `pre`."""
 
     def __init__(self, m: GroundModel):
-        self.m = m
+        self.source = m
+        # the model with the cells no action changes replaced by constants (simplify.py)
+        self.m, self.sub = freeze(m)
         self.pre = make_state(m, "pre")
         self.post = make_state(m, "post")
         self.pick = [z3.Bool(f"pick.{a.id}") for a in m.actions]
@@ -85,8 +88,7 @@ class Transition:
                 if isinstance(t, GCell):
                     writers[t.pos].append((a.id, None, v))
                 else:
-                    vl = m.layout.var(t.var)
-                    for p in range(vl.offset, vl.offset + vl.size):
+                    for p in dyn_cells(t):
                         writers[p].append((a.id, t, v))
         for pos, ws in enumerate(writers):
             cur = self.pre[pos]
@@ -107,20 +109,31 @@ class Transition:
         cons += domain_constraints(m, self.post)
         return cons
 
+    def state_constraints(self, state: list) -> list:
+        """A state any step may start from: its cells within the type bounds, and the cells no
+        action changes (`sub.frozen`; e.g. a second tid's cells under tids=1) at their initial value,
+        which every reachable state keeps. Without the latter, k-induction's counterexamples to
+        induction start from states with an unused tid's or partition's cells set."""
+        init = self.m.init
+        return domain_constraints(self.m, state) + [
+            (state[p] == bool(init[p])) if z3.is_bool(state[p]) else (state[p] == init[p])
+            for p in sorted(self.sub.frozen)]
+
     def holds(self, p: GroundProperty):
         """Property p (guarded by its `when`) holds and is defined in `pre`."""
         hit = self._holds.get(id(p))
         if hit is None:
             e = self._pre_enc
-            body = z3.And(e.defined(p.expr), e.bool(p.expr))
-            if p.when is not None:
-                body = z3.Implies(z3.And(e.defined(p.when), e.bool(p.when)), body)
+            expr, when = self.sub(p.expr), self.sub(p.when)
+            body = z3.And(e.defined(expr), e.bool(expr))
+            if when is not None:
+                body = z3.Implies(z3.And(e.defined(when), e.bool(when)), body)
             hit = self._holds[id(p)] = (p, body)  # p kept alive, so its id stays its own
         return hit[1]
 
     def independence(self) -> list[list[int]]:
         """For each action, the actions statically independent of it: neither writes a cell the
-        other reads or writes (a computed read or write counts as its whole var). Independent
+        other reads or writes (a computed read or write: every cell it can denote). Independent
         actions commute: if a then b is a path, so is b then a, to the same state."""
         if self._indep is None:
             m = self.m
@@ -169,10 +182,10 @@ class Unroller:
         return s
 
     def add_state(self) -> list:
-        """The first state: fresh cells within the type bounds."""
+        """The first state: fresh cells within the type bounds (`Transition.state_constraints`)."""
         t0 = time.perf_counter()
         s = self._new_state()
-        self.solver.add(*domain_constraints(self.m, s))
+        self.solver.add(*self.tr.state_constraints(s))
         self.encode_s += time.perf_counter() - t0
         return s
 
@@ -247,6 +260,11 @@ def replay_actions(m: GroundModel, action_ids, start=None) -> list[tuple[int, ..
 
 
 def violated(m: GroundModel, p: GroundProperty, s) -> bool:
-    if p.when is not None and not evaluate(p.when, s):
-        return False
-    return not evaluate(p.expr, s)
+    """p fails in state s; as in the z3 encoding (`Transition.holds`), a property whose evaluation
+    fails (a computed index out of range, in a state k-induction made up) does not hold."""
+    try:
+        if p.when is not None and not evaluate(p.when, s):
+            return False
+        return not evaluate(p.expr, s)
+    except EvaluationError:
+        return True

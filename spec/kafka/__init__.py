@@ -8,7 +8,7 @@ protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants
 from txncheck.spec.expr import Config
 from txncheck.spec.model import Assume, Spec
 
-from . import configs, consumer, faults, partition, producer, properties, state, txnlog, variants
+from . import configs, consumer, faults, inductive, partition, producer, properties, state, txnlog, variants
 from .domains import MAXP
 
 SPEC = Spec(
@@ -20,6 +20,7 @@ SPEC = Spec(
     params=configs.PARAMS,
     configs=configs.CONFIGS,
     variants=variants.VARIANTS,
+    invariants_for_induction=inductive.INVARIANTS,
     assumptions=(Assume(Config("parts") + Config("ctp") <= MAXP,
                         f"the tables have {MAXP} partitions; `parts` data partitions plus the __consumer_offsets "
                         f"partition of `ctp` need parts + ctp <= {MAXP}: lower parts or set ctp=0"),
