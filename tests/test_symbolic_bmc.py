@@ -231,3 +231,20 @@ def test_cli_tables(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["verify"]["ok"] and data["verify"]["findings"] == [] and len(data["rows"]) == 7
     assert main(["tables", "twophase", "--table", "Nope"]) == 2
+
+
+def test_a_property_that_cannot_be_evaluated_is_violated():
+    """As in the z3 encoding: a state k-induction makes up may index out of range (ATOM-2 reads
+    decided[γ] of a data batch with transaction 0); the report must not crash on it."""
+    from txncheck.checker.symbolic.unroll import violated
+    from txncheck.spec.errors import EvaluationError
+    m = _model("kafka", None)
+    p = next(q for q in m.properties if q.name == "ATOM-2")
+    names = m.layout.cell_names
+    s = list(m.init)
+    s[names.index("log_kind[p1][o1]")] = 1   # DATA
+    s[names.index("log_out[p1][o1]")] = 1    # COMMIT
+    s[names.index("log_k[p1][o1]")] = 0      # no transaction: decided[inc1][0] is out of range
+    with pytest.raises(EvaluationError):
+        evaluate(p.expr, tuple(s))
+    assert violated(m, p, tuple(s))

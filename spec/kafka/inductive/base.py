@@ -1,21 +1,12 @@
-"""Strengthening invariants for k-induction (`Spec.invariants_for_induction`).
-
-Facts about every reachable state that are not properties of §5 themselves but make some of them
-provable by 1-induction for every depth: `txncheck bmc kafka --induction 1 --property TRACK-1 ...`
-proves them together with the properties named, and `txncheck bmc` first proves what it can
-with them (a variant that breaks one just loses it: Houdini drops it). Each was found from a
-counterexample to induction (an unreachable pre-state the solver offered) and checked on every
-reachable state of the shipped configs by the explicit engine (tests/test_kafka_inductive.py).
-The IND-1x group is the coordinator's cache and log, IND-2x the partition log, IND-3x markers,
-IND-4x/5x clients and decisions. Invariants that hold only under one protocol version or config
-say so in their guard (TV2, zombies = 0).
-"""
+"""Strengthening invariants of the coordinator's cache and log, the partition log, markers, clients
+and decisions (see __init__.py). The IND-1x group is the coordinator, IND-2x the partition log, IND-3x
+markers, IND-4x/5x clients and decisions; the helpers below are shared with the other modules."""
 from txncheck.spec.expr import And, Config, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from .domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
+from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, in_use, tid_of)
-from .state import (b_e, g_ci, g_ck, g_dec, g_pk, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
+from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
                     tl_st)

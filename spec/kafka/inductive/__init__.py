@@ -1,0 +1,22 @@
+"""Strengthening invariants for k-induction (`Spec.invariants_for_induction`).
+
+Facts about every reachable state that are not properties of §5 themselves but make them provable
+by 1-induction for every depth. With all of them, 19 of Kafka's 20 always properties are
+1-inductive on config tiny (all but BOUNDS, a counting bound on the log's length):
+`txncheck bmc kafka --depth 0` proves them first (Houdini), and `txncheck bmc` uses what it proved
+on every unrolled state. A variant that breaks an invariant just loses it (Houdini drops it).
+
+Each was found from a counterexample to induction (an unreachable pre-state the solver offered)
+and is checked on every reachable state of the shipped configs, under each protocol version, and
+of every variant by the explicit engine (tests/test_kafka_inductive.py). An invariant that holds
+only under one protocol version or config says so in its guard (TV2; zombies, expiries or
+duplicates = 0).
+
+- base.py: the coordinator's cache and log, the partition log, markers, clients and decisions
+  (IND-11..IND-53; with them ATOM-1, DECIDE-1, ORD-2, FENCE-2, FENCE-3, EPOCH-1, TRACK-1, STRUCT-1);
+- idempotence.py: sequence numbers and zombie fencing (IND-60..IND-80: DUP-1, ORD-4, FENCE-1);
+- outcome.py: markers and decisions of transaction outcomes (IND-81..IND-124: ATOM-2, DUR-1, DUR-3).
+"""
+from . import base, idempotence, outcome
+
+INVARIANTS = base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS

@@ -1,0 +1,194 @@
+"""Strengthening invariants for idempotence and zombie fencing: DUP-1, ORD-4 and FENCE-1 (see
+__init__.py).
+"""
+from txncheck.spec.expr import (And, Config, ForAll, If, Implies, Not, Or)
+from txncheck.spec.model import Always
+
+from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
+                       Slot, TV2, Tid, Txn, Ver, is_op, tid_of, writes_to, TxnState as S)
+from ..state import (b_e, b_s, g_ack, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
+                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
+                     pl_ce, pl_e, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
+                     tc_pend_e, tc_pend_p, tl_e, tl_st)
+from .base import PREPARE
+
+
+def batch_slot(p, s, i, k):
+    """Slot s of p holds client batch (i, p, k)."""
+    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k)
+
+
+def ipk(f):
+    return ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: f(i, p, k))))
+
+
+NO_EXPIRY = Config("expiries") == 0
+NO_DUP = Config("duplicates") == 0
+
+INVARIANTS = (
+    Always("IND-60", ipk(lambda i, p, k: ForAll(Slot, lambda s: Implies(batch_slot(p, s, i, k), And(
+        log_pid[p][s] == tid_of(i), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k], k <= pc_k[i])))),
+           "A data batch in the log carries the producer id, epoch and base sequence its client fixed when it "
+           "created the batch (a retry resends the same batch)."),
+    Always("IND-61", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda t: Implies(
+        And(NO_EXPIRY, log_kind[p][s] == Kind.DATA, log_pid[p][s] == t),
+        Or(pl_e[p][t] > log_e[p][s], And(pl_e[p][t] == log_e[p][s], pl_seq[p][t] >= log_seq[p][s])))))),
+           "Without producer-state expiry, the leader's ProducerStateEntry (epoch, last sequence) is at or above "
+           "every batch of that pid in its log: epochs only grow and a marker at a new epoch forgets the sequence."),
+    Always("IND-62", ipk(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p] == BatchSt.NONE)), And(
+        b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(g_ack[i][p][k]),
+        Not(And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k)),
+        ForAll(Slot, lambda s: Not(batch_slot(p, s, i, k)))))),
+           "A batch the client has not drained yet exists nowhere: not in flight, not held for verification, "
+           "not in the log, never acknowledged."),
+)
+
+
+
+def retired_open(p, s, t):
+    """Slot s of p is a data batch of pid t, appended while its epoch was retired, in t's open span."""
+    return And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == t, log_ret[p][s], log_out[p][s] == Outcome.NONE)
+
+
+def committing(t):
+    """Under TV2, t's coordinator has a commit prepared, durable or pending."""
+    return And(TV2, Or(tl_st[t] == S.PrepareCommit, tc_pend[t] == Pend.PrepareCommit))
+
+
+def commit_e(t):
+    """The epoch of the transaction being committed (TV2 prepares at one above it)."""
+    return If(tl_st[t] == S.PrepareCommit, tl_e[t] - 1, tl_e[t])
+
+
+def older_than(i, e):
+    """Every batch of incarnation i, and its in-flight AddPartitions/EndTxn request, carry an epoch below e."""
+    return And(ForAll(Part, lambda p: ForAll(Txn, lambda k: b_e[i][p][k] < e)),
+               Implies(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), pc_e[i] < e))
+
+
+def dominated(i, p, k):
+    """Batch (i, p, k) is at or below p's ProducerStateEntry of its pid: a copy is a duplicate or fenced."""
+    t = tid_of(i)
+    return Or(pl_e[p][t] > b_e[i][p][k], And(pl_e[p][t] == b_e[i][p][k], pl_seq[p][t] >= b_s[i][p][k]))
+
+
+def pend_for(i):
+    t = tid_of(i)
+    return And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i)
+
+
+def held(p, i, k):
+    """p's leader holds batch (i, p, k) for verification."""
+    return And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k)
+
+
+def held_e(p, t):
+    """Epoch of the batch p's leader holds for verification for pid t."""
+    return b_e[pl_vi[p][t]][p][pl_vk[p][t]]
+
+
+INVARIANTS += (
+    Always("IND-63", ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Implies(
+        And(NO_EXPIRY, n_mk[t][p][c], c >= pl_ce[p][t]), And(
+            tc_mk[t][p], tl_st[t].is_in(*PREPARE), n_mk_e[t][p][c] == tl_e[t],
+            (n_mk_res[t][p][c] == Result.COMMIT) == (tl_st[t] == S.PrepareCommit)))))),
+           "A WriteTxnMarkers in flight that p would not fence by coordinator epoch belongs to the durable "
+           "Prepare* transaction whose marker p has not acknowledged: same result, same producer epoch."),
+    Always("IND-64", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda t: Implies(
+        And(TV2, retired_open(p, s, t)), tl_st[t] == S.PrepareAbort)))),
+           "Under TV2, a batch appended with a retired epoch that is still in an open span belongs to a "
+           "transaction being aborted (it could only pass the epoch check under a verification guard that "
+           "a fence or an abort outdated)."),
+    Always("IND-65", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
+        And(TV2, pl_open[p][t]), And((pl_e[p][t] < tl_e[t]) == tl_st[t].is_in(*PREPARE),
+                                     Implies(pl_e[p][t] < tl_e[t], And(tc_mk[t][p], pl_e[p][t] == tl_e[t] - 1)))))),
+           "Under TV2, a span is open at the durable epoch while its transaction is Ongoing, and at an epoch "
+           "one below it exactly while it awaits the marker of a Prepare* transaction (every EndTxn and fence bumps "
+           "the epoch before its markers)."),
+    Always("IND-66", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
+        And(TV2, pl_ver[p][t] == Ver.OK), Or(And(held_e(p, t) == tl_e[t], tl_st[t] == S.Ongoing),
+                                             And(held_e(p, t) == tl_e[t] - 1, tl_st[t] == S.PrepareAbort, tc_mk[t][p]))))),
+           "Under TV2, a verified batch held at the leader carries the durable epoch of an Ongoing transaction, or "
+           "the one below it of a transaction being aborted (a fence or abort), whose marker will clear its guard."),
+    Always("IND-67", ForAll(Part, lambda p: ForAll(Tid, lambda t: pl_e[p][t] <= tl_e[t])),
+           "No partition leader stores a producer epoch above the durable one (batches and markers carry only "
+           "logged epochs)."),
+    Always("IND-68", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
+        And(TV2, pl_ver[p][t] == Ver.ADDING), And(
+            tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
+            held_e(p, t) == tc_pend_e[t])))),
+           "Under TV2, a batch held while its implicit add is being logged carries the epoch of the coordinator's "
+           "pending Ongoing transition for that partition."),
+    Always("IND-69", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
+        And(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vk[p][t] == pc_k[pl_vi[p][t]]),
+        pc_b[pl_vi[p][t]][p].is_in(BatchSt.SENT, BatchSt.FAILED)))),
+           "A batch a leader holds for verification has not been acknowledged to its client yet."),
+    Always("IND-70", ipk(lambda i, p, k: Implies(NO_DUP, And(
+        n_prod[i][p][k] <= 1,
+        Not(And(n_prod[i][p][k] > 0, n_pres[i][p][k] != PResp.NONE)),
+        Implies(held(p, i, k), And(n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE)),
+        Implies(And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED),
+                And(n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(held(p, i, k))))))),
+           "Without client resends of in-flight batches, a batch is in one place at a time: one Produce in flight, "
+           "held by the leader for verification, or answered (the client resends only after a retriable answer); "
+           "once acknowledged it is nowhere."),
+    Always("IND-71", ipk(lambda i, p, k: Implies(
+        And(NO_EXPIRY, Not(is_op(p)), committing(tid_of(i)), b_e[i][p][k] == commit_e(tid_of(i))), dominated(i, p, k))),
+           "Under TV2, while a commit is prepared (or its PrepareCommit is being logged), every batch created with "
+           "the committing epoch is at or below the leader's producer state (the client flushed before EndTxn), so "
+           "a copy still in flight is answered as a duplicate or fenced, never appended."),
+    Always("IND-72", ForAll(Inc, lambda i: Implies(pc_rq[i] == Rq.COMMIT, ForAll(Part, lambda p: Implies(
+        writes_to(p), pc_b[i][p] == BatchSt.ACKED)))),
+           "A client with EndTxn(COMMIT) outstanding had every batch of the transaction acknowledged (flush first)."),
+    Always("IND-73", ipk(lambda i, p, k: Implies(
+        And(NO_EXPIRY, Not(is_op(p)), Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK,
+                                         And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED))),
+        dominated(i, p, k))),
+           "Without producer-state expiry, a batch answered NONE (appended or found duplicate) stays at or below the "
+           "leader's producer state: a later copy is a duplicate or fenced."),
+    Always("IND-74", ipk(lambda i, p, k: And(
+        b_e[i][p][k] <= pc_e[i],
+        Implies(And(TV2, Or(k < pc_k[i], pc_st[i] == PcState.READY), b_e[i][p][k] != -1), b_e[i][p][k] < pc_e[i]))),
+           "A client's batches carry epochs at most its own; under TV2 those of its earlier transactions carry "
+           "lower ones, as do all of a READY client's (every EndTxn bumps the epoch)."),
+    Always("IND-75", ForAll(Inc, lambda i: Implies(
+        And(n_cresp[i] == CResp.OK, Or(pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), And(TV2, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)))),
+        n_cresp_e[i] > pc_e[i])),
+           "An InitProducerId answer (and under TV2 an EndTxn answer) hands the client a higher epoch than it holds."),
+    Always("IND-76", ForAll(Inc, lambda i: Implies(
+        And(committing(tid_of(i)), Or(pc_e[i] == commit_e(tid_of(i)), n_cresp_e[i] == commit_e(tid_of(i)))),
+        And(Not(pc_st[i].is_in(PcState.READY, PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR,
+                               PcState.ABORTING_TRANSACTION)),
+            Implies(n_cresp_e[i] == commit_e(tid_of(i)), Not(And(n_cresp[i] == CResp.OK, pc_st[i].is_in(
+                PcState.INITIALIZING, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION))))))),
+           "Under TV2, while a commit is prepared (or being logged), no client holding the committing epoch can "
+           "begin or write to a transaction: the committer waits for EndTxn's answer with the bumped epoch (and "
+           "no answer in flight hands that epoch to a live client)."),
+    Always("IND-77", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
+        And(Config("zombies") == 0, i < j, tid_of(i) == tid_of(j)), And(
+            Implies(pc_e[j] != -1, older_than(i, pc_e[j])),
+            Implies(n_cresp_e[j] != -1, older_than(i, n_cresp_e[j])),
+            Implies(And(tc_pend[tid_of(j)] == Pend.Empty, tc_pend_cli[tid_of(j)] == j),
+                    older_than(i, tc_pend_e[tid_of(j)])))))),
+           "Without zombies, a later incarnation of a transactional id holds (or is being handed, or logging) an epoch above "
+           "the ones an earlier (crashed) incarnation wrote batches with or still has a transactional request "
+           "in flight with: its InitProducerId bumped past them."),
+    Always("IND-78", ForAll(Inc, lambda i: Implies(pend_for(i), And(
+        (tc_pend[tid_of(i)] == Pend.Empty) == pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP),
+        (tc_pend[tid_of(i)] == Pend.Ongoing) == (pc_rq[i] == Rq.ADD),
+        (tc_pend[tid_of(i)] == Pend.PrepareCommit) == (pc_rq[i] == Rq.COMMIT),
+        (tc_pend[tid_of(i)] == Pend.PrepareAbort) == (pc_rq[i] == Rq.ABORT),
+        Implies(Or(tc_pend[tid_of(i)] == Pend.Empty,
+                   And(TV2, tc_pend[tid_of(i)].is_in(Pend.PrepareCommit, Pend.PrepareAbort))),
+                tc_pend_e[tid_of(i)] > pc_e[i])))),
+           "A transition pending for a client's request is the one that request asks for (InitProducerId: Empty, "
+           "AddPartitions: Ongoing, EndTxn: Prepare*), and one that hands out an epoch bumps above the client's."),
+    Always("IND-79", ForAll(Inc, lambda i: n_cresp[i] != CResp.ABORTABLE),
+           "No coordinator row answers a client TRANSACTION_ABORTABLE: the model's coordinator never sends it."),
+    Always("IND-80", ForAll(Inc, lambda i: Implies(
+        Or(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT),
+           pc_st[i].is_in(PcState.READY, PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION,
+                          PcState.ABORTING_TRANSACTION, PcState.ABORTABLE_ERROR)),
+        pc_e[i] >= 0)),
+           "A client that is initialized, or has a transactional request outstanding, holds an epoch."),
+)
