@@ -64,6 +64,7 @@ class SymbolicResult:
     wall_s: float = 0.0
     solver: str = "fd"
     lemmas: object = None              # a lemmas.LemmaSet when proved lemmas were used
+    kept_invariants: list | None = None  # strengthening invariants the induction pass kept (bmc)
 
     @property
     def solver_s(self) -> float:
@@ -79,6 +80,8 @@ class SymbolicResult:
                "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
                "wall_s": round(self.wall_s, 4),
                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
+        if self.kept_invariants is not None:
+            out["strengthening_kept"] = self.kept_invariants
         if self.lemmas is not None:
             out["lemmas"] = self.lemmas.to_json()
             out["wall_with_lemmas_s"] = round(self.wall_s + self.lemmas.total_s, 4)
@@ -176,11 +179,14 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     u = Unroller(m, solver, por=por, transition=lemmas.transition if lemmas is not None else None)
     lemma_tmpl = lemmas.template(u.tr) if lemmas is not None and lemmas.lemmas else None
     found: dict = {}
+    kept_names = None
     if prove and props:
         t0 = time.perf_counter()
         # every always property is a candidate, selected or not: each one kept is one more invariant
         proved, invariants, rounds = proved_for_every_depth(m, always_properties(m), u.tr, "smt", lemmas)
         proved = {p.name for p in proved}
+        strengthening = {p.name for p in m.strengthening}
+        kept_names = [p.name for p in invariants if p.name in strengthening]
         timer.queries.append((f"1-induction pass ({rounds} Houdini rounds)", time.perf_counter() - t0,
                               f"{len(proved)} proved"))
         for p in props:
@@ -233,7 +239,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                 del holds[p.name]
             solver.add(z3.Not(ask))
     res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind,
-                         lemmas=lemmas)
+                         lemmas=lemmas, kept_invariants=kept_names)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries
