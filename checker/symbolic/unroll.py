@@ -57,8 +57,8 @@ class Transition:
     model and instantiated per step by substitution; also the property templates over `pre`."""
 
     def __init__(self, m: GroundModel):
-        self.source = m
-        # the model with the cells no action changes replaced by constants (simplify.py)
+        # the model with the cells no action changes replaced by constants (simplify.py); the same
+        # action ids, so paths through it are paths of m
         self.m, self.sub = freeze(m)
         self.pre = make_state(m, "pre")
         self.post = make_state(m, "post")
