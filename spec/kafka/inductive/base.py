@@ -6,7 +6,7 @@ from txncheck.spec.model import Always
 
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, in_use, tid_of)
-from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
+from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
                     tl_st)
@@ -48,6 +48,21 @@ def each_slot(f):
 
 def each_marker(f):
     return ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: f(t, p, c))))
+
+
+def each_batch(f):
+    """f(i, p, k) for every client batch: incarnation i's batch to p in its transaction k."""
+    return ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: f(i, p, k))))
+
+
+def batch_slot(p, s, i, k):
+    """Slot s of p holds client batch (i, p, k)."""
+    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k)
+
+
+NO_EXPIRY = Config("expiries") == 0
+NO_ZOMBIES = Config("zombies") == 0
+NO_DUPLICATES = Config("duplicates") == 0
 
 
 def data_of(p, s, t):

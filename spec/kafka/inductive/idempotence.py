@@ -1,32 +1,20 @@
 """Strengthening invariants for idempotence and zombie fencing: DUP-1, ORD-4 and FENCE-1 (see
 __init__.py).
 """
-from txncheck.spec.expr import (And, Config, ForAll, If, Implies, Not, Or)
+from txncheck.spec.expr import And, Config, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, is_op, tid_of, writes_to, TxnState as S)
-from ..state import (b_e, b_s, g_ack, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
+from ..state import (b_e, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
                      tc_pend_e, tc_pend_p, tl_e, tl_st)
-from .base import PREPARE
+from .base import (NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for)
 
-
-def batch_slot(p, s, i, k):
-    """Slot s of p holds client batch (i, p, k)."""
-    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k)
-
-
-def ipk(f):
-    return ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: f(i, p, k))))
-
-
-NO_EXPIRY = Config("expiries") == 0
-NO_DUP = Config("duplicates") == 0
 
 INVARIANTS = (
-    Always("IND-60", ipk(lambda i, p, k: ForAll(Slot, lambda s: Implies(batch_slot(p, s, i, k), And(
+    Always("IND-60", each_batch(lambda i, p, k: ForAll(Slot, lambda s: Implies(batch_slot(p, s, i, k), And(
         log_pid[p][s] == tid_of(i), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k], k <= pc_k[i])))),
            "A data batch in the log carries the producer id, epoch and base sequence its client fixed when it "
            "created the batch (a retry resends the same batch)."),
@@ -35,14 +23,13 @@ INVARIANTS = (
         Or(pl_e[p][t] > log_e[p][s], And(pl_e[p][t] == log_e[p][s], pl_seq[p][t] >= log_seq[p][s])))))),
            "Without producer-state expiry, the leader's ProducerStateEntry (epoch, last sequence) is at or above "
            "every batch of that pid in its log: epochs only grow and a marker at a new epoch forgets the sequence."),
-    Always("IND-62", ipk(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p] == BatchSt.NONE)), And(
+    Always("IND-62", each_batch(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p] == BatchSt.NONE)), And(
         b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(g_ack[i][p][k]),
         Not(And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k)),
         ForAll(Slot, lambda s: Not(batch_slot(p, s, i, k)))))),
            "A batch the client has not drained yet exists nowhere: not in flight, not held for verification, "
            "not in the log, never acknowledged."),
 )
-
 
 
 def retired_open(p, s, t):
@@ -70,11 +57,6 @@ def dominated(i, p, k):
     """Batch (i, p, k) is at or below p's ProducerStateEntry of its pid: a copy is a duplicate or fenced."""
     t = tid_of(i)
     return Or(pl_e[p][t] > b_e[i][p][k], And(pl_e[p][t] == b_e[i][p][k], pl_seq[p][t] >= b_s[i][p][k]))
-
-
-def pend_for(i):
-    t = tid_of(i)
-    return And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i)
 
 
 def held(p, i, k):
@@ -123,7 +105,7 @@ INVARIANTS += (
         And(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vk[p][t] == pc_k[pl_vi[p][t]]),
         pc_b[pl_vi[p][t]][p].is_in(BatchSt.SENT, BatchSt.FAILED)))),
            "A batch a leader holds for verification has not been acknowledged to its client yet."),
-    Always("IND-70", ipk(lambda i, p, k: Implies(NO_DUP, And(
+    Always("IND-70", each_batch(lambda i, p, k: Implies(NO_DUPLICATES, And(
         n_prod[i][p][k] <= 1,
         Not(And(n_prod[i][p][k] > 0, n_pres[i][p][k] != PResp.NONE)),
         Implies(held(p, i, k), And(n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE)),
@@ -132,7 +114,7 @@ INVARIANTS += (
            "Without client resends of in-flight batches, a batch is in one place at a time: one Produce in flight, "
            "held by the leader for verification, or answered (the client resends only after a retriable answer); "
            "once acknowledged it is nowhere."),
-    Always("IND-71", ipk(lambda i, p, k: Implies(
+    Always("IND-71", each_batch(lambda i, p, k: Implies(
         And(NO_EXPIRY, Not(is_op(p)), committing(tid_of(i)), b_e[i][p][k] == commit_e(tid_of(i))), dominated(i, p, k))),
            "Under TV2, while a commit is prepared (or its PrepareCommit is being logged), every batch created with "
            "the committing epoch is at or below the leader's producer state (the client flushed before EndTxn), so "
@@ -140,13 +122,13 @@ INVARIANTS += (
     Always("IND-72", ForAll(Inc, lambda i: Implies(pc_rq[i] == Rq.COMMIT, ForAll(Part, lambda p: Implies(
         writes_to(p), pc_b[i][p] == BatchSt.ACKED)))),
            "A client with EndTxn(COMMIT) outstanding had every batch of the transaction acknowledged (flush first)."),
-    Always("IND-73", ipk(lambda i, p, k: Implies(
+    Always("IND-73", each_batch(lambda i, p, k: Implies(
         And(NO_EXPIRY, Not(is_op(p)), Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK,
                                          And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED))),
         dominated(i, p, k))),
            "Without producer-state expiry, a batch answered NONE (appended or found duplicate) stays at or below the "
            "leader's producer state: a later copy is a duplicate or fenced."),
-    Always("IND-74", ipk(lambda i, p, k: And(
+    Always("IND-74", each_batch(lambda i, p, k: And(
         b_e[i][p][k] <= pc_e[i],
         Implies(And(TV2, Or(k < pc_k[i], pc_st[i] == PcState.READY), b_e[i][p][k] != -1), b_e[i][p][k] < pc_e[i]))),
            "A client's batches carry epochs at most its own; under TV2 those of its earlier transactions carry "
@@ -173,7 +155,7 @@ INVARIANTS += (
            "Without zombies, a later incarnation of a transactional id holds (or is being handed, or logging) an epoch above "
            "the ones an earlier (crashed) incarnation wrote batches with or still has a transactional request "
            "in flight with: its InitProducerId bumped past them."),
-    Always("IND-78", ForAll(Inc, lambda i: Implies(pend_for(i), And(
+    Always("IND-78", ForAll(Inc, lambda i: Implies(pending_for(i), And(
         (tc_pend[tid_of(i)] == Pend.Empty) == pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP),
         (tc_pend[tid_of(i)] == Pend.Ongoing) == (pc_rq[i] == Rq.ADD),
         (tc_pend[tid_of(i)] == Pend.PrepareCommit) == (pc_rq[i] == Rq.COMMIT),

@@ -1,25 +1,20 @@
 """Strengthening invariants for transaction outcomes: ATOM-2, DUR-1 and DUR-3 (see __init__.py).
 """
-from txncheck.spec.expr import (And, Config, Exists, ForAll, If, Implies, Not, Or)
+from txncheck.spec.expr import And, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
+from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, tid_of, TxnState as S)
 from ..state import (b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_e,
                      tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
-from .base import (PREPARE, SETTLED, each_tid)
+from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, batch_slot, each_batch, each_marker, each_tid,
+                   each_tid_part)
 
 
-NO_EXPIRY = Config("expiries") == 0
-NO_ZOMBIES = Config("zombies") == 0
-
-
-def each_tp(f): return ForAll(Tid, lambda t: ForAll(Part, lambda p: f(t, p)))
-def each_mk(f): return ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: f(t, p, c))))
-def each_pts(f): return ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Slot, lambda s: f(p, t, s))))
-def each_batch(f): return ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: f(i, p, k))))
+def each_pts(f):
+    return ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Slot, lambda s: f(p, t, s))))
 
 
 def in_open_span(p, t, s):
@@ -50,27 +45,27 @@ INVARIANTS = (
         Implies(tl_st[t].is_in(*SETTLED), g_ck[t] == 0))),
            "A durable Ongoing record has a current transaction; a durable PrepareX record means that transaction "
            "is decided X; a settled record has none."),
-    Always("IND-83", each_mk(lambda t, p, c: Implies(And(n_mk[t][p][c], c == tc_ce[t]), live(t, p, c))),
+    Always("IND-83", each_marker(lambda t, p, c: Implies(And(n_mk[t][p][c], c == tc_ce[t]), live(t, p, c))),
            "A marker of the current coordinator epoch in flight carries the durable Prepare* result and epoch."),
-    Always("IND-84", each_mk(lambda t, p, c: Implies(n_mk[t][p][c], n_mk_e[t][p][c] <= tl_e[t])),
+    Always("IND-84", each_marker(lambda t, p, c: Implies(n_mk[t][p][c], n_mk_e[t][p][c] <= tl_e[t])),
            "No marker carries a producer epoch above the durable one."),
-    Always("IND-85", each_mk(lambda t, p, c: Implies(And(TV2, NO_EXPIRY, n_mk[t][p][c], Not(live(t, p, c))), Or(
+    Always("IND-85", each_marker(lambda t, p, c: Implies(And(TV2, NO_EXPIRY, n_mk[t][p][c], Not(live(t, p, c))), Or(
         c < pl_ce[p][t], n_mk_e[t][p][c] <= pl_e[p][t]))),
            "Under TV2, a stale marker (of a completed Prepare*) in flight is fenced at p: by coordinator epoch or by "
            "a producer epoch not above p's (W2/W3)."),
-    Always("IND-86", each_mk(lambda t, p, c: Implies(And(TV2, n_mk[t][p][c], live(t, p, c)), tl_parts[t][p])),
+    Always("IND-86", each_marker(lambda t, p, c: Implies(And(TV2, n_mk[t][p][c], live(t, p, c)), tl_parts[t][p])),
            "Under TV2, a marker of the durable Prepare* goes to a partition it lists."),
-    Always("IND-87", each_tp(lambda t, p: Implies(And(NO_EXPIRY, tl_st[t].is_in(*PREPARE), tl_parts[t][p], Not(tc_mk[t][p])),
+    Always("IND-87", each_tid_part(lambda t, p: Implies(And(NO_EXPIRY, tl_st[t].is_in(*PREPARE), tl_parts[t][p], Not(tc_mk[t][p])),
                                                   And(pl_ce[p][t] == tc_ce[t], pl_e[p][t] == tl_e[t]))),
            "Once p acknowledged the current Prepare*'s marker it stored that coordinator epoch and producer epoch."),
-    Always("IND-88", each_tp(lambda t, p: Implies(tl_st[t].is_in(*SETTLED), Not(tl_parts[t][p]))),
+    Always("IND-88", each_tid_part(lambda t, p: Implies(tl_st[t].is_in(*SETTLED), Not(tl_parts[t][p]))),
            "A settled (Empty/Complete*) record lists no partitions."),
     Always("IND-89", each_tid(lambda t: And(
         Implies(tc_pend[t] == Pend.Ongoing, g_pk[t] >= 1))),
            "A pending transaction start names a begun transaction."),
 )
 INVARIANTS += (
-    Always("IND-90", each_tp(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.OK), And(
+    Always("IND-90", each_tid_part(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.OK), And(
         g_ck[t] >= 1, pl_vi[p][t] == g_ci[t], pl_vk[p][t] == g_ck[t]))),
            "Under TV2, a batch the coordinator verified (guard set) belongs to its current transaction."),
     Always("IND-91", each_batch(lambda i, p, k: Implies(
@@ -88,7 +83,7 @@ INVARIANTS += (
         And(TV2, pl_open[p][tid_of(i)], b_e[i][p][k] != -1, b_e[i][p][k] == pl_e[p][tid_of(i)]),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch at the epoch of an open span belongs to the coordinator's current transaction."),
-    Always("IND-95", each_tp(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.ADDING), And(
+    Always("IND-95", each_tid_part(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.ADDING), And(
         tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p, tc_pend_cli[t] == pl_vi[p][t],
         g_pk[t] == pl_vk[p][t], ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
             And(i == pl_vi[p][t], k == pl_vk[p][t]), b_e[i][p][k] == tc_e[t]))),
@@ -174,7 +169,7 @@ INVARIANTS += (
            "that started it)."),
 )
 INVARIANTS += (
-    Always("IND-107", each_tp(lambda t, p: ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
+    Always("IND-107", each_tid_part(lambda t, p: ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(TV2, pl_open[p][t], g_ci[t] == i, g_ck[t] == k), b_e[i][p][k] == pl_e[p][t])))),
            "Under TV2 an open span is at the epoch of its transaction's batch to p."),
     Always("IND-108", each_pts(lambda p, t, s: Implies(And(TV2, in_open_span(p, t, s)), log_e[p][s] == pl_e[p][t])),
@@ -268,12 +263,12 @@ INVARIANTS += (
            "No coordinator answer is abortable in this model (no handler row answers TRANSACTION_ABORTABLE)."),
 )
 def slot_of(i, p, k):
-    return Exists(Slot, lambda s: And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k))
+    return Exists(Slot, lambda s: batch_slot(p, s, i, k))
 INVARIANTS += (
     Always("IND-121", each_batch(lambda i, p, k: Implies(Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK),
                                                          slot_of(i, p, k))),
            "A batch answered NONE (acknowledged) is in p's log."),
-    Always("IND-122", each_tp(lambda t, p: Implies(pl_seq[p][t] >= 0, Exists(Slot, lambda s: And(
+    Always("IND-122", each_tid_part(lambda t, p: Implies(pl_seq[p][t] >= 0, Exists(Slot, lambda s: And(
         log_kind[p][s] == Kind.DATA, log_pid[p][s] == t, log_e[p][s] == pl_e[p][t])))),
            "A sequence number stored for a pid at p comes from a batch of its stored epoch in p's log."),
     Always("IND-123", ForAll(Part, lambda p: ForAll(Slot, lambda s: Implies(log_kind[p][s] == Kind.DATA,
