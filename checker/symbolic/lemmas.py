@@ -39,7 +39,7 @@ import numpy as np
 import z3
 
 from txncheck.spec.ground import GroundModel
-from .encode import domain_constraints, make_solver, value_of
+from .encode import make_solver, value_of
 from .unroll import Transition, footprint
 
 

@@ -37,7 +37,6 @@ import z3
 
 from txncheck.spec.ground import GroundModel
 from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
-from .encode import domain_constraints
 from .unroll import Transition, replay_actions, violated
 
 
