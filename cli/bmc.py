@@ -3,7 +3,9 @@
 --depth K: bounded model checking with z3: a violation of each `always` property within K steps,
 shortest first; a counterexample is written as a standard trace (`txncheck replay` reads it).
 The properties that are 1-inductive together (with the spec's strengthening invariants) are first
-proved for every depth and left out of the unrolling (--no-prove unrolls them all).
+proved for every depth and left out of the unrolling (--no-prove unrolls them all). --from-depth K0
+asks only at depths K0..K: a deep counterexample sooner, not known to be the shortest.
+--progress prints each solver query's time to stderr as it finishes.
 --induction K: k-induction (k = 1..K) of the `always` properties together with the spec's
 strengthening invariants, within the type bounds.
 --pdr: IC3/PDR (z3's Spacer) on each `always` property: a proof comes with the inductive invariant
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from txncheck.spec.errors import ConfigError
 
@@ -51,9 +54,19 @@ def register(subparsers) -> None:
                    "the step case (k-induction)")
     p.add_argument("--lemma-max-states", type=int, default=None, metavar="N",
                    help="with --lemmas: mine from a breadth-first prefix of about N states")
+    p.add_argument("--from-depth", type=int, default=0, metavar="K0",
+                   help="with --depth: ask only at depths K0..K, to reach a deep counterexample without first "
+                   "refuting every shallower depth; one found is not known to be the shortest, and 'none' "
+                   "covers K0..K only")
+    p.add_argument("--progress", action="store_true",
+                   help="print each solver query's time to stderr as it finishes (deep runs take minutes)")
     p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
+
+
+def _print_progress(label: str, seconds: float, result: str) -> None:
+    print(f"{label}: {result} ({seconds:.2f} s)", file=sys.stderr, flush=True)
 
 
 def run(args) -> int:
@@ -72,8 +85,15 @@ def run(args) -> int:
         raise ConfigError("--no-prove applies to --depth (bounded model checking) only; drop it")
     if args.depth is not None and args.depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {args.depth}")
+    if args.from_depth and args.depth is None:
+        raise ConfigError("--from-depth applies to --depth (bounded model checking) only; drop it")
+    if args.depth is not None and not 0 <= args.from_depth <= args.depth:
+        raise ConfigError(f"--from-depth must be between 0 and --depth ({args.depth}); got {args.from_depth}")
     if args.induction is not None and args.induction < 1:
         raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
+    on_query = _print_progress if args.progress else None
+    if args.progress and args.pdr:
+        raise ConfigError("--progress applies to --depth and --induction, not --pdr; drop one of them")
     lemmas = None
     if args.lemmas:
         from txncheck.checker.symbolic.lemmas import prove_lemmas
@@ -82,10 +102,11 @@ def run(args) -> int:
         from txncheck.checker.symbolic.pdr import pdr
         res, _ = pdr(m, args.property, timeout_s=args.timeout)
     elif args.depth is not None:
-        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas, prove=not args.no_prove)
+        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas, prove=not args.no_prove,
+                  on_query=on_query, from_depth=args.from_depth)
     else:
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
-                          solver=args.solver, lemmas=lemmas)
+                          solver=args.solver, lemmas=lemmas, on_query=on_query)
     paths = {}
     if args.out:
         from txncheck.traces.schema import save, write_json_atomic

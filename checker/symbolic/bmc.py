@@ -10,6 +10,11 @@ path is re-run with the reference interpreter (`ground.successor`), which re-ver
 violation, and becomes a standard trace. The path is unrolled with partial-order reduction
 (`unroll.Unroller`, `por`), which keeps every state at its exact depth.
 
+`from_depth` K0 > 0 asks only at depths K0..K (nuXmv's single-bound problems): a deep counterexample
+without first refuting every shallower depth, whose cost grows about 1.5x per step on Kafka. The
+path found is cut at its first violating state, but a shorter counterexample may exist elsewhere,
+so the result says it is not known to be the shortest; "none" covers depths K0..K only.
+
 Before unrolling, an induction pass (`prove`) keeps the largest set of always properties and
 strengthening invariants that is 1-inductive together (`lemmas.houdini`). Those properties are
 proved for every depth and leave the queries; everything kept is asserted on each unrolled state.
@@ -65,6 +70,7 @@ class SymbolicResult:
     solver: str = "fd"
     lemmas: object = None              # a lemmas.LemmaSet when proved lemmas were used
     kept_invariants: list | None = None  # strengthening invariants the induction pass kept (bmc)
+    from_depth: int = 0                # bmc: depths below it were not searched
 
     @property
     def solver_s(self) -> float:
@@ -82,6 +88,8 @@ class SymbolicResult:
                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
         if self.kept_invariants is not None:
             out["strengthening_kept"] = self.kept_invariants
+        if self.from_depth:
+            out["from_depth"] = self.from_depth
         if self.lemmas is not None:
             out["lemmas"] = self.lemmas.to_json()
             out["wall_with_lemmas_s"] = round(self.wall_s + self.lemmas.total_s, 4)
@@ -91,7 +99,8 @@ class SymbolicResult:
         out = []
         for p in self.properties:
             if p.status == "violated":
-                out.append(f"{p.name}: VIOLATED at depth {p.depth}: " + "; ".join(p.labels))
+                out.append(f"{p.name}: VIOLATED at depth {p.depth}" + (f" ({p.note})" if p.note else "") + ": "
+                           + "; ".join(p.labels))
             elif p.status == "proved" and self.engine == "pdr":
                 out.append(f"{p.name}: proved by PDR ({p.note})")
             elif p.status == "proved" and self.engine == "bmc":
@@ -103,7 +112,8 @@ class SymbolicResult:
                            + "; ".join(p.labels) + (f" ({p.note})" if p.note else ""))
             else:
                 out.append(f"{p.name}: unknown at depth {p.depth} ({p.note})" if p.status == "unknown" else
-                           f"{p.name}: no counterexample up to depth {p.depth}")
+                           f"{p.name}: no counterexample at depths {self.from_depth}..{p.depth}" if self.from_depth
+                           else f"{p.name}: no counterexample up to depth {p.depth}")
         if self.lemmas is not None:
             out.append(self.lemmas.text())
         out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "
@@ -161,21 +171,25 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
 
 
 def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
-        por: bool = True, lemmas=None, prove: bool = True) -> SymbolicResult:
+        por: bool = True, lemmas=None, prove: bool = True, on_query=None, from_depth: int = 0) -> SymbolicResult:
     """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare).
     `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, asserted on every unrolled state
     (they hold on every reachable state, so no path is lost). `wall_s` excludes proving them; the
     JSON's `lemmas` and `wall_with_lemmas_s` report that time.
     `prove`: first keep the largest set of the properties and the spec's strengthening invariants
     that is 1-inductive together (Houdini, `proved_for_every_depth`); those are proved for every
-    depth and left out of the unrolled queries, which are then about the rest only."""
+    depth and left out of the unrolled queries, which are then about the rest only.
+    `on_query(label, seconds, result)`: called as each solver query finishes (`Timer`).
+    `from_depth`: ask only at depths from_depth..depth (module docstring)."""
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
+    if not 0 <= from_depth <= depth:
+        raise ConfigError(f"--from-depth must be between 0 and --depth ({depth}); got {from_depth}")
     start = time.perf_counter()
     props = always_properties(m, properties)
     solver_kind = solver
     solver = make_solver(solver_kind)
-    timer = Timer()
+    timer = Timer(on_query)
     u = Unroller(m, solver, por=por, transition=lemmas.transition if lemmas is not None else None)
     lemma_tmpl = lemmas.template(u.tr) if lemmas is not None and lemmas.lemmas else None
     found: dict = {}
@@ -187,8 +201,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
         proved = {p.name for p in proved}
         strengthening = {p.name for p in m.strengthening}
         kept_names = [p.name for p in invariants if p.name in strengthening]
-        timer.queries.append((f"1-induction pass ({rounds} Houdini rounds)", time.perf_counter() - t0,
-                              f"{len(proved)} proved"))
+        timer.record(f"1-induction pass ({rounds} Houdini rounds)", time.perf_counter() - t0,
+                     f"{len(proved)} proved")
         for p in props:
             if p.name in proved:
                 found[p.name] = PropertyOutcome(p.name, "proved", 1, note=_proved_note(m, lemmas))
@@ -206,6 +220,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
             u.add_transition()
             if lemma_tmpl is not None:
                 u.assume(k, lemma_tmpl)
+        if k < from_depth:
+            continue
         holds = {p.name: u.holds(k, p) for p in pending}
         while pending:
             # one query: does some pending property fail in state k? An assumption literal, not
@@ -233,13 +249,16 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
             for p in failing:
                 if not violated(m, p, states[-1]):
                     raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
-                found[p.name] = PropertyOutcome(p.name, "violated", k, ids, [m.actions[i].label for i in ids],
-                                                make_trace(m, ids, p.name) if traces else None)
+                # below from_depth the path was not kept clear of p: cut it at its first violation
+                j = next(j for j in range(k + 1) if violated(m, p, states[j])) if from_depth else k
+                note = f"depths below {from_depth} not searched: not known to be the shortest" if from_depth else ""
+                found[p.name] = PropertyOutcome(p.name, "violated", j, ids[:j], [m.actions[i].label for i in ids[:j]],
+                                                make_trace(m, ids[:j], p.name) if traces else None, note=note)
                 pending.remove(p)
                 del holds[p.name]
             solver.add(z3.Not(ask))
     res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind,
-                         lemmas=lemmas, kept_invariants=kept_names)
+                         lemmas=lemmas, kept_invariants=kept_names, from_depth=from_depth)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries

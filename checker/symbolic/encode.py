@@ -291,16 +291,22 @@ def make_solver(kind: str = "fd"):
 
 
 class Timer:
-    """Wall time of each solver query, for the report (`queries` is a list of (label, seconds, result))."""
+    """Wall time of each solver query, for the report (`queries` is a list of (label, seconds, result)).
+    `on_query(label, seconds, result)`, if given, hears each one as it finishes (progress of long runs)."""
 
-    def __init__(self):
+    def __init__(self, on_query=None):
         self.queries: list[tuple[str, float, str]] = []
+        self.on_query = on_query
+
+    def record(self, label: str, seconds: float, result: str) -> None:
+        self.queries.append((label, seconds, result))
+        if self.on_query is not None:
+            self.on_query(label, seconds, result)
 
     def check(self, solver, label: str, *assumptions):
         t0 = time.perf_counter()
         r = solver.check(*assumptions)
-        dt = time.perf_counter() - t0
-        self.queries.append((label, dt, str(r)))
+        self.record(label, time.perf_counter() - t0, str(r))
         return r
 
     @property

@@ -31,15 +31,16 @@ from .unroll import Unroller, replay_actions, violated
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
-                traces: bool = True, solver: str = "fd", lemmas=None) -> SymbolicResult:
+                traces: bool = True, solver: str = "fd", lemmas=None, on_query=None) -> SymbolicResult:
     """`lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
-    step case (and of the base path): they hold on every reachable state, so this is sound."""
+    step case (and of the base path): they hold on every reachable state, so this is sound.
+    `on_query(label, seconds, result)`: called as each solver query finishes."""
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()
     props = always_properties(m, properties)
     conj = props + list(m.strengthening)
-    timer = Timer()
+    timer = Timer(on_query)
     res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k, solver=solver,
                          lemmas=lemmas)
     if not props:

@@ -61,7 +61,8 @@ def batch_slot(p, s, i, k):
 
 
 NO_EXPIRY = Config("expiries") == 0
-NO_ZOMBIES = Config("zombies") == 0
+# no two running incarnations share a tid: no zombies, or one incarnation per tid (variant B7)
+NO_ZOMBIES = Or(Config("zombies") == 0, Config("incs") <= Config("tids"))
 NO_DUPLICATES = Config("duplicates") == 0
 
 
