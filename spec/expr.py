@@ -239,11 +239,37 @@ def Max(*xs) -> Expr:
     return Op("max", tuple(lift(x) for x in xs))
 
 
+def _free_params(e: Expr, bound: tuple = ()) -> list:
+    """The ParamRef objects in e that no quantifier inside e binds (by identity, not name)."""
+    if isinstance(e, ParamRef):
+        return [] if any(e is b for b in bound) else [e]
+    if isinstance(e, Quant):
+        return _free_params(e.body, bound + (e.var,))
+    if isinstance(e, Op):
+        return [x for a in e.args for x in _free_params(a, bound)]
+    if isinstance(e, Member):
+        return _free_params(e.subset, bound) + _free_params(e.elem, bound)
+    if isinstance(e, Read):
+        return [x for a in e.index for x in _free_params(a, bound)]
+    return []
+
+
 def _binder(kind: str, domain: Domain, fn: Callable[[ParamRef], object], default: int = 0) -> Quant:
+    """The bound variable is named after fn's argument. Grounding binds by name, so when the body
+    also mentions another variable of that name (an enclosing quantifier's or a row's, reached through
+    a closure, e.g. a helper nested in itself), the bound one is renamed (i -> i') instead of
+    capturing it."""
     code = getattr(fn, "__code__", None)
     name = code.co_varnames[0] if code is not None and code.co_argcount >= 1 else "x"
     var = ParamRef(name, domain)
-    return Quant(kind, var, lift(fn(var)), default)
+    body = lift(fn(var))
+    taken = {p.name for p in _free_params(body) if p is not var}
+    if name in taken:
+        while name in taken:
+            name += "'"
+        var = ParamRef(name, domain)
+        body = lift(fn(var))
+    return Quant(kind, var, body, default)
 
 
 def Exists(domain: Domain, fn) -> Expr: return _binder("exists", domain, fn)

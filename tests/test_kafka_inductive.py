@@ -30,7 +30,10 @@ BROKEN_BY = {"B1d-produce-before-add": {"IND-109"},
              "B15-empty-txn": {"IND-109"},
              "D1-no-epoch-bump-on-init": {"IND-76", "IND-93", "IND-104"},
              "D2-markers-before-prepare": {"IND-35", "IND-63", "IND-67", "IND-83", "IND-84", "IND-85"},
-             "D3-offsets-outside-txn": {"IND-114"},
+             "D3-offsets-outside-txn": {"IND-114",  # commitSync: offsets move outside any transaction
+                                        "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161"},
+             "B7-tid-per-worker": {"IND-152", "IND-156", "IND-157", "IND-158", "IND-159", "IND-160",
+                                   "IND-164"},  # two tids consume the same input offset
              "D4-no-sequence-check": {"IND-64"}}
 
 
@@ -49,6 +52,21 @@ def test_one_induction_proves_properties_with_the_invariants():
     m = build_model(SPEC, "tiny")
     res = k_induction(m, 1, list(PROVED), traces=False)
     assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], res.text()
+
+
+def test_one_induction_proves_exactly_once_on_config_ci():
+    """Consume-transform-produce (ci): the same properties and ATOM-3, EOS-1 too, with the ctp
+    invariants (inductive/ctp.py); without those, neither ATOM-3 nor EOS-1 is inductive."""
+    m = build_model(SPEC, "ci")
+    names = list(PROVED) + ["ATOM-3", "EOS-1"]
+    res = k_induction(m, 1, names, traces=False)
+    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, res.text()
+    from txncheck.spec.kafka.inductive import ctp
+    ctp_names = {p.name for p in ctp.INVARIANTS}
+    without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in ctp_names))
+    for prop in ("ATOM-3", "EOS-1"):
+        res = k_induction(build_model(without, "ci"), 1, list(PROVED) + [prop], traces=False)
+        assert res.properties[0].status == "cti", res.text()
 
 
 @pytest.mark.parametrize("prop", NEED_INVARIANTS)

@@ -5,7 +5,7 @@ from txncheck.spec.expr import And, Config, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
-                      TxnState as S, Ver, in_use, tid_of)
+                      TxnState as S, Ver, in_use, tid_of, writes_to)
 from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
@@ -152,9 +152,9 @@ INVARIANTS = (
            "No client, response or batch carries an epoch above the durable one: epochs are handed out only "
            "once logged."),
     Always("IND-52", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-        And(TV2, in_use(p), decided(i, k)), b_e[i][p][k] < tl_e[tid_of(i)])))),
-           "Under TV2, a decided transaction's batches carry an epoch below the durable one (every EndTxn "
-           "bumps it)."),
+        And(TV2, writes_to(p), decided(i, k)), b_e[i][p][k] < tl_e[tid_of(i)])))),
+           "Under TV2, a decided transaction's batches, its TxnOffsetCommit on op included, carry an epoch below "
+           "the durable one (every EndTxn and fence bumps it before the decision is logged)."),
     Always("IND-53", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(TV2, decided(i, k), pc_k[i] == k, pc_st[i].is_in(*IN_TXN)), pc_e[i] < tl_e[tid_of(i)]))),
            "Under TV2, a client still inside a decided transaction holds an epoch below the durable one."),

@@ -1,7 +1,7 @@
 """Strengthening invariants for idempotence and zombie fencing: DUP-1, ORD-4 and FENCE-1 (see
 __init__.py).
 """
-from txncheck.spec.expr import And, Config, ForAll, If, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
@@ -173,4 +173,11 @@ INVARIANTS += (
                           PcState.ABORTING_TRANSACTION, PcState.ABORTABLE_ERROR)),
         pc_e[i] >= 0)),
            "A client that is initialized, or has a transactional request outstanding, holds an epoch."),
+    Always("IND-125", each_batch(lambda i, p, k: Implies(
+        And(NO_DUPLICATES, Or(n_prod[i][p][k] > 0, held(p, i, k), n_pres[i][p][k] == PResp.RETRY)),
+        Not(Exists(Slot, lambda s: batch_slot(p, s, i, k))))),
+           "Without client resends a batch is sent once and resent only after a retriable answer, which only a "
+           "refused verification gives (nothing appended): a batch in flight, held for verification or answered "
+           "retriable is not in p's log yet. On op, whose TxnOffsetCommit has no sequence number to be found a "
+           "duplicate (IND-71, IND-73 do not apply), this is what keeps a second copy out."),
 )
