@@ -18,17 +18,20 @@ PROVED = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-2", "DUR-3", "ORD-1", "O
 NEED_INVARIANTS = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-3", "ORD-2", "ORD-4", "DUP-1", "FENCE-1",
                    "FENCE-2", "FENCE-3", "EPOCH-1", "TRACK-1", "STRUCT-1")
 CASES = [("tiny", {}, None), ("tiny", {"protocol": "verify"}, None), ("tiny", {"protocol": "kip98"}, None),
+         ("tiny", {"protocol": "kip98", "delays": 0}, None), ("tiny", {"protocol": "verify", "delays": 0}, None),
          ("tiny", {"tl_failures": 2}, None), ("eos", {}, None), ("ci", {}, None)] + \
     [(None, {}, v.name) for v in SPEC.variants]
 # A variant changes the protocol, so it may break an invariant; these are the ones each breaks (the
 # rest hold there too). bmc's induction pass drops them for that variant.
-BROKEN_BY = {"B1d-produce-before-add": {"IND-109"},
-             "B3-produce-after-marker": {"IND-116"},
-             "B4-no-bump-on-timeout": {"IND-16", "IND-49", "IND-50", "IND-82", "IND-109"},  # the fence keeps the epoch
+BROKEN_BY = {"B1d-produce-before-add": {"IND-109", "IND-191", "IND-192", "IND-194", "IND-203", "IND-207", "IND-208"},
+             "B3-produce-after-marker": {"IND-116", "IND-191", "IND-192", "IND-193", "IND-195", "IND-207", "IND-208"},
+             "B4-no-bump-on-timeout": {"IND-16", "IND-49", "IND-50", "IND-82", "IND-109",  # the fence keeps the epoch
+                                       "IND-190", "IND-191", "IND-192", "IND-194", "IND-196", "IND-203", "IND-207",
+                                       "IND-208"},
              "B9-bump-on-failed-fence": {"IND-16", "IND-65", "IND-66"},  # a second fence bumps twice
              "B10-no-marker-cepoch-check": {"IND-87"},
-             "B15-empty-txn": {"IND-109"},
-             "D1-no-epoch-bump-on-init": {"IND-76", "IND-93", "IND-104"},
+             "B15-empty-txn": {"IND-109", "IND-191", "IND-192", "IND-194", "IND-196", "IND-203", "IND-207", "IND-208"},
+             "D1-no-epoch-bump-on-init": {"IND-76", "IND-93", "IND-104", "IND-195"},
              "D2-markers-before-prepare": {"IND-35", "IND-63", "IND-67", "IND-83", "IND-84", "IND-85"},
              "D3-offsets-outside-txn": {"IND-114",  # commitSync: offsets move outside any transaction
                                         "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161"},
@@ -67,6 +70,19 @@ def test_one_induction_proves_exactly_once_on_config_ci():
     for prop in ("ATOM-3", "EOS-1"):
         res = k_induction(build_model(without, "ci"), 1, list(PROVED) + [prop], traces=False)
         assert res.properties[0].status == "cti", res.text()
+
+
+def test_one_induction_proves_the_same_under_kip98_without_late_produce():
+    """Protocol kip98 with delays 0 (KIP98_NO_B1, where most B-variants start): the same 19, with the
+    kip98 invariants (inductive/kip98.py); without them DECIDE-1, ATOM-2, DUR-1, DUR-3, FENCE-1 and
+    TRACK-1 are not inductive."""
+    res = k_induction(build_model(SPEC, "tiny", {"protocol": "kip98", "delays": 0}), 1, list(PROVED), traces=False)
+    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in PROVED}, res.text()
+    from txncheck.spec.kafka.inductive import kip98
+    names = {p.name for p in kip98.INVARIANTS}
+    without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in names))
+    res = k_induction(build_model(without, "tiny", {"protocol": "kip98", "delays": 0}), 1, list(PROVED), traces=False)
+    assert res.properties[0].status == "cti", res.text()
 
 
 @pytest.mark.parametrize("prop", NEED_INVARIANTS)
