@@ -31,12 +31,15 @@ BROKEN_BY = {"B1d-produce-before-add": {"IND-109", "IND-191", "IND-192", "IND-19
              "B9-bump-on-failed-fence": {"IND-16", "IND-65", "IND-66"},  # a second fence bumps twice
              "B10-no-marker-cepoch-check": {"IND-87"},
              "B15-empty-txn": {"IND-109", "IND-191", "IND-192", "IND-194", "IND-196", "IND-203", "IND-207", "IND-208"},
-             "D1-no-epoch-bump-on-init": {"IND-76", "IND-93", "IND-104", "IND-195"},
+             "D1-no-epoch-bump-on-init": {"IND-76", "IND-93", "IND-104", "IND-170", "IND-171", "IND-173", "IND-174",
+                                          "IND-177", "IND-178", "IND-180", "IND-187", "IND-195"},
              "D2-markers-before-prepare": {"IND-35", "IND-63", "IND-67", "IND-83", "IND-84", "IND-85"},
              "D3-offsets-outside-txn": {"IND-114",  # commitSync: offsets move outside any transaction
-                                        "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161"},
-             "B7-tid-per-worker": {"IND-152", "IND-156", "IND-157", "IND-158", "IND-159", "IND-160",
-                                   "IND-164"},  # two tids consume the same input offset
+                                        "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161",
+                                        "IND-181", "IND-182", "IND-183"},
+             "B7-tid-per-worker": {"IND-152",  # two tids consume the same input offset
+                                   "IND-156", "IND-157", "IND-158", "IND-159", "IND-160", "IND-164",
+                                   "IND-181", "IND-182", "IND-183", "IND-184", "IND-185", "IND-186"},
              "D4-no-sequence-check": {"IND-64"}}
 
 
@@ -57,18 +60,19 @@ def test_one_induction_proves_properties_with_the_invariants():
     assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], res.text()
 
 
-def test_one_induction_proves_exactly_once_on_config_ci():
-    """Consume-transform-produce (ci): the same properties and ATOM-3, EOS-1 too, with the ctp
-    invariants (inductive/ctp.py); without those, neither ATOM-3 nor EOS-1 is inductive."""
-    m = build_model(SPEC, "ci")
+@pytest.mark.parametrize("config", ["ci", "eos"])
+def test_one_induction_proves_exactly_once_with_consume_transform_produce(config):
+    """Consume-transform-produce (ci; eos adds a zombie): the same properties and ATOM-3, EOS-1 too,
+    with the ctp and zombie invariants; without those, neither ATOM-3 nor EOS-1 is inductive."""
+    m = build_model(SPEC, config)
     names = list(PROVED) + ["ATOM-3", "EOS-1"]
     res = k_induction(m, 1, names, traces=False)
     assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, res.text()
-    from txncheck.spec.kafka.inductive import ctp
-    ctp_names = {p.name for p in ctp.INVARIANTS}
+    from txncheck.spec.kafka.inductive import ctp, zombies
+    ctp_names = {p.name for p in ctp.INVARIANTS + zombies.INVARIANTS}  # zombies.py has ctp twins
     without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in ctp_names))
     for prop in ("ATOM-3", "EOS-1"):
-        res = k_induction(build_model(without, "ci"), 1, list(PROVED) + [prop], traces=False)
+        res = k_induction(build_model(without, config), 1, list(PROVED) + [prop], traces=False)
         assert res.properties[0].status == "cti", res.text()
 
 

@@ -2,8 +2,8 @@
 
 Facts about every reachable state that are not properties of §5 themselves but make them provable
 by 1-induction for every depth. With all of them, every always property but BOUNDS (a counting
-bound on the log's length) is 1-inductive on config tiny (19 of 20) and on ci (21 of 22, ATOM-3 and
-EOS-1 included):
+bound on the log's length) is 1-inductive on config tiny (19 of 20), on ci and on eos (21 of 22, ATOM-3
+and EOS-1 included):
 `txncheck bmc kafka --depth 0` proves them first (Houdini), and `txncheck bmc` uses what it proved
 on every unrolled state. A variant that breaks an invariant just loses it (Houdini drops it).
 
@@ -19,9 +19,12 @@ duplicates = 0).
 - outcome.py: markers and decisions of transaction outcomes (IND-81..IND-124: ATOM-2, DUR-1, DUR-3);
 - ctp.py: consume-transform-produce, offsets and inputs (IND-150..IND-165: ATOM-3, EOS-1, which
   with them are 1-inductive on config ci);
+- zombies.py: epoch ownership between incarnations of one tid, and zombie-aware twins of NO_ZOMBIES
+  invariants (IND-170..IND-187: with them eos, which has a zombie, proves all but BOUNDS too);
 - kip98.py: protocols kip98 and verify without late produce (IND-190..IND-208: with them tiny under
   kip98 with delays 0 proves the same 19 as under TV2).
 """
-from . import base, ctp, idempotence, kip98, outcome
+from . import base, ctp, idempotence, kip98, outcome, zombies
 
-INVARIANTS = base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS + ctp.INVARIANTS + kip98.INVARIANTS
+INVARIANTS = (base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS + ctp.INVARIANTS + zombies.INVARIANTS
+              + kip98.INVARIANTS)

@@ -90,7 +90,7 @@ INVARIANTS = (
            "Under KIP-98, a transactional request in flight (or being logged, or to be resent) at the epoch of an Ongoing transaction is from that "
            "transaction's client and for it: incarnations hold distinct epochs and a client begins a transaction "
            "only after its previous EndTxn was made durable."),
-    Always("IND-195", And(
+    Always("IND-195", Implies(Config("ctp") == 0, And(
         ForAll(Inc, lambda i: And(
             ForAll(Part, lambda p: Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT, Rq.INIT, Rq.INITBUMP),
                                            pc_b[i][p] != BatchSt.SENT)),
@@ -101,12 +101,12 @@ INVARIANTS = (
                 Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
         each_tid(lambda t: Implies(
             And(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, pc_rq[tc_pend_cli[t]] == Rq.INIT),
-            And(tc_e[t] == tl_e[t], tc_pend_e[t] == tc_e[t] + 1)))),
-           "A client's outstanding request (even one that crashed since) matches its script: a batch to a data partition means it was "
-           "added, EndTxn and "
-           "InitProducerId wait for every batch, EndTxn is sent only for a started transaction, AddPartitionsToTxn "
-           "and EndTxn only inside a begun one, the first InitProducerId before any; a pending first "
-           "InitProducerId bumps the durable epoch (I7)."),
+            And(tc_e[t] == tl_e[t], tc_pend_e[t] == tc_e[t] + 1))))),
+           "Without consume-transform-produce (whose offsets partition is added by AddOffsetsToTxn, not by a "
+           "batch), a client's outstanding request (even one that crashed since) matches its script: a batch to a "
+           "data partition means it was added, EndTxn and InitProducerId wait for every batch, EndTxn is sent "
+           "only for a started transaction, AddPartitionsToTxn and EndTxn only inside a begun one, the first "
+           "InitProducerId before any; a pending first InitProducerId bumps the durable epoch (I7)."),
     Always("IND-199", And(
         each_tid_part(lambda t, p: And(Implies(TV01, And(tc_pend_by[t] != PendBy.LEADER, pl_ver[p][t] != Ver.ADDING)),
                                        Implies(KIP98, pl_ver[p][t] == Ver.NONE))),
