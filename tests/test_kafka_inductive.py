@@ -35,11 +35,9 @@ BROKEN_BY = {"B1d-produce-before-add": {"IND-109", "IND-191", "IND-192", "IND-19
                                           "IND-177", "IND-178", "IND-180", "IND-187", "IND-195"},
              "D2-markers-before-prepare": {"IND-35", "IND-63", "IND-67", "IND-83", "IND-84", "IND-85"},
              "D3-offsets-outside-txn": {"IND-114",  # commitSync: offsets move outside any transaction
-                                        "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161",
-                                        "IND-181", "IND-182", "IND-183"},
+                                        "IND-151", "IND-155", "IND-156", "IND-157", "IND-158", "IND-161"},
              "B7-tid-per-worker": {"IND-152",  # two tids consume the same input offset
-                                   "IND-156", "IND-157", "IND-158", "IND-159", "IND-160", "IND-164",
-                                   "IND-181", "IND-182", "IND-183", "IND-184", "IND-185", "IND-186"},
+                                   "IND-156", "IND-157", "IND-158", "IND-159", "IND-160", "IND-164"},
              "D4-no-sequence-check": {"IND-64"}}
 
 
@@ -68,8 +66,8 @@ def test_one_induction_proves_exactly_once_with_consume_transform_produce(config
     names = list(PROVED) + ["ATOM-3", "EOS-1"]
     res = k_induction(m, 1, names, traces=False)
     assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, res.text()
-    from txncheck.spec.kafka.inductive import ctp, zombies
-    ctp_names = {p.name for p in ctp.INVARIANTS + zombies.INVARIANTS}  # zombies.py has ctp twins
+    from txncheck.spec.kafka.inductive import ctp
+    ctp_names = {p.name for p in ctp.INVARIANTS}
     without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in ctp_names))
     for prop in ("ATOM-3", "EOS-1"):
         res = k_induction(build_model(without, config), 1, list(PROVED) + [prop], traces=False)

@@ -20,7 +20,7 @@ duplicates = 0).
 - ctp.py: consume-transform-produce, offsets and inputs (IND-150..IND-165: ATOM-3, EOS-1, which
   with them are 1-inductive on config ci);
 - zombies.py: epoch ownership between incarnations of one tid, and zombie-aware twins of NO_ZOMBIES
-  invariants (IND-170..IND-187: with them eos, which has a zombie, proves all but BOUNDS too);
+  invariants (IND-170..IND-180, IND-187: with them eos, which has a zombie, proves all but BOUNDS too);
 - kip98.py: protocols kip98 and verify without late produce (IND-190..IND-208: with them tiny under
   kip98 with delays 0 proves the same 19 as under TV2).
 """

@@ -18,11 +18,12 @@ from ..properties import data
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
                      log_pid, log_src, n_cresp, n_cresp_e, pc_b, pc_e, pc_k, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
-from .base import IN_TXN, NO_ZOMBIES, batch_slot, each_batch, each_slot, each_tid
+from .base import IN_TXN, batch_slot, each_batch, each_slot, each_tid
 
 COMMIT = Outcome.COMMIT
-# one live consume-transform-produce client per tid, and every EndTxn bumps the epoch
-SOLO = And(CTP, TV2, NO_ZOMBIES)
+# consume-transform-produce, and every EndTxn bumps the epoch: under TV2 only the incarnation holding
+# the coordinator's epoch can begin or commit (a zombie's epochs are all older: zombies.py, IND-171)
+SOLO = And(CTP, TV2)
 
 
 def each_txn(f):
@@ -84,28 +85,28 @@ INVARIANTS = (
            "TxnOffsetCommit was committed: only COMMIT markers move the committed offset, one record at a time."),
     Always("IND-156", each_tid(lambda t: Implies(And(SOLO, tl_st[t].is_in(S.Ongoing, S.PrepareAbort)),
                                                    cur_src(t, lambda n: n == gc_off))),
-           "Under TV2 without zombies, the Ongoing (or aborting) transaction consumed the record at the group's "
+           "Under TV2, the Ongoing (or aborting) transaction consumed the record at the group's "
            "committed offset: the previous transaction completed, so its offset is materialised, and an abort "
            "materialises none."),
     Always("IND-157", each_batch(lambda i, p, k: Implies(
         And(SOLO, b_e[i][p][k] != -1, b_e[i][p][k] == tc_e[tid_of(i)]), next_src(tid_of(i), b_src[i][k]))),
-           "Under TV2 without zombies, a batch at the coordinator's epoch belongs to the transaction begun after "
+           "Under TV2, a batch at the coordinator's epoch belongs to the transaction begun after "
            "the last EndTxn, which consumed the record at the committed offset or, while a commit's markers are "
            "written, the record after the committed transaction's."),
     Always("IND-158", ForAll(Inc, lambda i: Implies(
         And(SOLO, pc_st[i].is_in(*IN_TXN), pc_e[i] == tc_e[tid_of(i)]),
         ForAll(Txn, lambda k: Implies(k == pc_k[i], next_src(tid_of(i), b_src[i][k]))))),
-           "Under TV2 without zombies, a client inside a transaction at the coordinator's epoch consumed the record "
+           "Under TV2, a client inside a transaction at the coordinator's epoch consumed the record "
            "at the committed offset, or the one after a transaction whose commit markers are being written."),
     Always("IND-159", ForAll(Inc, lambda i: Implies(
         And(SOLO, pc_st[i] == PcState.READY, cs_pos[i] >= 0, pc_e[i] == tc_e[tid_of(i)]),
         next_src(tid_of(i), cs_pos[i]))),
-           "Under TV2 without zombies, a READY consumer with a position, at the coordinator's epoch, is positioned "
+           "Under TV2, a READY consumer with a position, at the coordinator's epoch, is positioned "
            "at the committed offset (fetched with RequireStable, or reached by a completed commit), or one past a "
            "transaction whose commit markers are being written."),
     Always("IND-160", each_tid(lambda t: Implies(And(SOLO, tl_st[t] == S.PrepareCommit), cur_src(
         t, lambda n: gc_off + If(pl_open[OP][t], 1, 0) == n + 1))),
-           "Under TV2 without zombies, while a commit's markers are written the committed offset is the input the "
+           "Under TV2, while a commit's markers are written the committed offset is the input the "
            "transaction consumed until its marker on __consumer_offsets materialises the next one."),
     Always("IND-161", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
         And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED), g_ack[i][p][k])))),
@@ -127,7 +128,7 @@ INVARIANTS = (
         ForAll(Txn, lambda k: Implies(k == pc_k[i], And(
             Implies(tc_st[tid_of(i)] == S.PrepareCommit, is_cur(tid_of(i), i, k)),
             Implies(tc_st[tid_of(i)] == S.CompleteCommit, gc_off == b_src[i][k] + 1)))))),
-           "Under TV2 without zombies, a PrepareCommit/CompleteCommit one epoch above a committing client's is that "
+           "Under TV2, a PrepareCommit/CompleteCommit one epoch above a committing client's is that "
            "client's own EndTxn(COMMIT): its transaction is still the coordinator's current one while PrepareCommit, "
            "and its offset is materialised once CompleteCommit."),
     Always("IND-165", ForAll(Inc, lambda i: Implies(

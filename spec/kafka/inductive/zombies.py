@@ -3,16 +3,16 @@ always property but BOUNDS is 1-inductive on eos (see __init__.py).
 
 The core is epoch ownership (IND-170..IND-173, IND-179, IND-180): each epoch is handed to one incarnation
 and, under TV2, the epochs of two incarnations of a tid never interleave, so the facts that the NO_ZOMBIES
-invariants state for "the" client hold for whichever incarnation holds the coordinator's epoch. IND-174..178,
-IND-181..187 are twins of IND-103, 110, 112, 113, 117, 156..160, 164 and 114 without the NO_ZOMBIES guard."""
-from txncheck.spec.expr import And, Exists, ForAll, If, Implies, Not, Or
+invariants state for "the" client hold for whichever incarnation holds the coordinator's epoch (the ctp
+invariants IND-156..160 and 164 need no zombie guard for that reason). IND-174..178 and IND-187 are twins of
+IND-103, 110, 112, 113, 117 and 114 without the NO_ZOMBIES guard."""
+from txncheck.spec.expr import And, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import CTP, OP, TV2, CResp, Inc, Outcome, Part, PcState, Pend, Rq, Txn, tid_of, TxnState as S
-from ..state import (b_e, b_src, cs_pos, g_ci, g_ck, gc_off, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st,
-                     pl_open, tc_e, tc_pend, tc_pend_e, tc_st, tl_st)
-from .base import IN_TXN, each_batch, each_tid, pending_for
-from .ctp import cur_src, is_cur, next_src
+from ..domains import TV2, CResp, Inc, Outcome, Part, PcState, Pend, Rq, Txn, tid_of, TxnState as S
+from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_e, tc_pend, tc_pend_e,
+                     tc_st)
+from .base import pending_for
 from .outcome import ACTIVE, COMMITTING, dec_cur
 
 
@@ -105,38 +105,6 @@ INVARIANTS = (
            "Under TV2 an epoch handed in an answer the client has not consumed yet has started no transaction and "
            "committed none: only its holder writes or ends a transaction with it."),
     # -- consume-transform-produce: IND-156..IND-160, IND-164 without NO_ZOMBIES -------------------------
-    Always("IND-181", each_tid(lambda t: Implies(And(CTP, TV2, tl_st[t].is_in(S.Ongoing, S.PrepareAbort)),
-                                                   cur_src(t, lambda n: n == gc_off))),
-           "IND-156 with zombies: the Ongoing (or aborting) transaction consumed the record at the group's committed "
-           "offset; a zombie's transaction is fenced before the new incarnation fetches the offset, and KIP-447's "
-           "RequireStable fetch waits until no offset is pending."),
-    Always("IND-182", each_batch(lambda i, p, k: Implies(
-        And(CTP, TV2, b_e[i][p][k] != -1, b_e[i][p][k] == tc_e[tid_of(i)]), next_src(tid_of(i), b_src[i][k]))),
-           "IND-157 with zombies: a batch at the coordinator's epoch (written by that epoch's only holder) belongs to "
-           "the transaction that consumed the record at the committed offset, or the one after a commit whose "
-           "markers are being written."),
-    Always("IND-183", ForAll(Inc, lambda i: Implies(
-        And(CTP, TV2, pc_st[i].is_in(*IN_TXN), pc_e[i] == tc_e[tid_of(i)]),
-        ForAll(Txn, lambda k: Implies(k == pc_k[i], next_src(tid_of(i), b_src[i][k]))))),
-           "IND-158 with zombies: a client inside a transaction at the coordinator's epoch consumed the record at "
-           "the committed offset, or the one after a transaction whose commit markers are being written."),
-    Always("IND-184", ForAll(Inc, lambda i: Implies(
-        And(CTP, TV2, pc_st[i] == PcState.READY, cs_pos[i] >= 0, pc_e[i] == tc_e[tid_of(i)]),
-        next_src(tid_of(i), cs_pos[i]))),
-           "IND-159 with zombies: a READY consumer with a position, at the coordinator's epoch, is positioned at the "
-           "committed offset, or one past a transaction whose commit markers are being written."),
-    Always("IND-185", each_tid(lambda t: Implies(And(CTP, TV2, tl_st[t] == S.PrepareCommit), cur_src(
-        t, lambda n: gc_off + If(pl_open[OP][t], 1, 0) == n + 1))),
-           "IND-160 with zombies: while a commit's markers are written the committed offset is the input the "
-           "transaction consumed until its marker on __consumer_offsets materialises the next one."),
-    Always("IND-186", ForAll(Inc, lambda i: Implies(
-        And(CTP, TV2, pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, pc_e[i] + 1 == tc_e[tid_of(i)]),
-        ForAll(Txn, lambda k: Implies(k == pc_k[i], And(
-            Implies(tc_st[tid_of(i)] == S.PrepareCommit, is_cur(tid_of(i), i, k)),
-            Implies(tc_st[tid_of(i)] == S.CompleteCommit, gc_off == b_src[i][k] + 1)))))),
-           "IND-164 with zombies: a PrepareCommit/CompleteCommit one epoch above a committing client's is that "
-           "client's own EndTxn(COMMIT), still current while PrepareCommit, its offset materialised once "
-           "CompleteCommit."),
     Always("IND-187", ForAll(Inc, lambda i: Implies(
         And(TV2, n_cresp[i] == CResp.OK, n_cresp_e[i] != -1, n_cresp_e[i] == tc_e[tid_of(i)]), And(
             Implies(pc_rq[i] == Rq.INIT, tc_st[tid_of(i)] == S.Empty),
