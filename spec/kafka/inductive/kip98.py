@@ -37,7 +37,8 @@ INVARIANTS = (
     Always("IND-190", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(decided(i, k), pc_k[i] == k, Or(pc_rq[i] == Rq.ADD, pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR))),
         pc_e[i] < tl_e[tid_of(i)]))),
-           "A client still writing a transaction (or with its AddPartitionsToTxn outstanding, even crashed) that is already decided was fenced: only its own EndTxn (which "
+           "A client still writing a transaction (or with its AddPartitionsToTxn outstanding, even crashed) that is "
+           "already decided was fenced: only its own EndTxn (which "
            "moves it to COMMITTING/ABORTING) or an epoch fence (which bumps the durable epoch) decides it."),
 
     Always("IND-191", each_tid_part(lambda t, p: Implies(
@@ -51,8 +52,10 @@ INVARIANTS = (
                    g_ck[tid_of(i)] == k),
                And(tl_st[tid_of(i)] == S.PrepareAbort, tc_mk[tid_of(i)][p], b_e[i][p][k] < tl_e[tid_of(i)],
                    g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))))),
-           "Without late produce, a Produce in flight (or to be resent, or held for verification) that p would still append belongs to the coordinator's "
-           "Ongoing transaction, which lists p, or to the current one an epoch fence is aborting, whose marker p has not "
+           "Without late produce, a Produce in flight (or to be resent, or held for verification) that p would still "
+           "append belongs to the coordinator's "
+           "Ongoing transaction, which lists p, or to the current one an epoch fence is aborting, whose marker p has "
+           "not "
            "written yet (the marker's bumped epoch then fences it)."),
 
     Always("IND-193", each_batch(lambda i, p, k: Implies(
@@ -71,7 +74,8 @@ INVARIANTS = (
                    ForAll(Txn, lambda k: Implies(k == pc_k[i], g_dec[i][k] == Outcome.ABORT))))))))),
            "Under KIP-98 (no late produce), a client in a transaction that registered p either is the "
            "coordinator's Ongoing transaction at its epoch, which lists p, or was fenced (p already stores a higher "
-           "epoch or the fence's abort marker for p is still to be written), or its own EndTxn decided it as asked (at its epoch)."),
+           "epoch or the fence's abort marker for p is still to be written), or its own EndTxn decided it as asked "
+           "(at its epoch)."),
     Always("IND-196", ForAll(Inc, lambda i: Implies(
         And(KIP98_ND, pc_rq[i] == Rq.ADD, n_cresp[i] == CResp.OK, pc_st[i].is_in(*IN_TXN)),
         registered(i, pc_rqp[i]))),
@@ -84,10 +88,11 @@ INVARIANTS = (
            "Under KIP-98, an AddPartitionsToTxn being logged is at the client's epoch for its current transaction, "
            "which is the coordinator's Ongoing one if any."),
     Always("IND-198", ForAll(Inc, lambda i: Implies(
-        And(TV01, Or(n_creq[i], n_cresp[i] == CResp.RETRY, pending_for(i)), pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), tl_st[tid_of(i)] == S.Ongoing,
-            pc_e[i] == tl_e[tid_of(i)]),
+        And(TV01, Or(n_creq[i], n_cresp[i] == CResp.RETRY, pending_for(i)),
+            pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), tl_st[tid_of(i)] == S.Ongoing, pc_e[i] == tl_e[tid_of(i)]),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == pc_k[i]))),
-           "Under KIP-98, a transactional request in flight (or being logged, or to be resent) at the epoch of an Ongoing transaction is from that "
+           "Under KIP-98, a transactional request in flight (or being logged, or to be resent) at the epoch of an "
+           "Ongoing transaction is from that "
            "transaction's client and for it: incarnations hold distinct epochs and a client begins a transaction "
            "only after its previous EndTxn was made durable."),
     Always("IND-195", Implies(Config("ctp") == 0, And(
@@ -97,8 +102,8 @@ INVARIANTS = (
             ForAll(Part, lambda p: Implies(And(in_use(p), pc_b[i][p] != BatchSt.NONE), pc_add[i][p])),
             Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), Exists(Part, lambda q: pc_add[i][q])),
             Implies(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), pc_k[i] >= 1),
-            Implies(Or(pc_rq[i] == Rq.INIT, pc_st[i].is_in(PcState.IDLE, PcState.UNINITIALIZED)), And(pc_k[i] == 0, ForAll(Part, lambda q: And(
-                Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
+            Implies(Or(pc_rq[i] == Rq.INIT, pc_st[i].is_in(PcState.IDLE, PcState.UNINITIALIZED)), And(
+                pc_k[i] == 0, ForAll(Part, lambda q: And(Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
         each_tid(lambda t: Implies(
             And(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, pc_rq[tc_pend_cli[t]] == Rq.INIT),
             And(tc_e[t] == tl_e[t], tc_pend_e[t] == tc_e[t] + 1))))),
@@ -135,7 +140,8 @@ INVARIANTS = (
         And(TV01, pc_st[i] == PcState.INITIALIZING, pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), n_cresp[i] == CResp.OK),
         And(Not(And(tl_st[tid_of(i)] == S.Ongoing, tl_e[tid_of(i)] == n_cresp_e[i])),
             Not(And(tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_e[tid_of(i)] == n_cresp_e[i]))))),
-           "Before TV2, no transaction is started at the epoch an InitProducerId answer in flight hands out to a live client: only "
+           "Before TV2, no transaction is started at the epoch an InitProducerId answer in flight hands out to a live "
+           "client: only "
            "that client could start one, and it has not read the answer yet."),
 
     Always("IND-203", ForAll(Inc, lambda i: Implies(
@@ -185,5 +191,6 @@ INVARIANTS = (
         And(KIP98_ND, log_kind[p][s] == Kind.DATA, log_pid[p][s] == t, log_ret[p][s], log_out[p][s] == Outcome.NONE),
         tl_st[t] == S.PrepareAbort)))),
            "Without late produce, a batch appended with a retired epoch and still open belongs to a transaction an "
-           "epoch fence is aborting (the twin of IND-64): before KIP-890 only a fence bumps the epoch mid-transaction."),
+           "epoch fence is aborting (the twin of IND-64): before KIP-890 only a fence bumps the epoch "
+           "mid-transaction."),
 )
