@@ -296,7 +296,7 @@ def test_cli_bmc_from_depth_and_progress(capsys):
 @pytest.mark.heavy
 def test_bmc_from_depth_reaches_b7_at_the_explicit_depth():
     """B7's EOS-1 counterexample is 45 steps; shortest-first bmc would refute depths up to 44, hours
-    at about 1.5x per step (RESULTS.md). Asked at depth 45 only: 7-10 minutes."""
+    at about 1.5x per step (RESULTS.md). Asked at depth 45 only: about 2 minutes."""
     m = _model("kafka", "B7-tid-per-worker")
     _, expected = _explicit(m)
     k = expected["EOS-1"]
