@@ -1,11 +1,11 @@
 """Strengthening invariants of the coordinator's cache and log, the partition log, markers, clients
 and decisions (see __init__.py). The IND-1x group is the coordinator, IND-2x the partition log, IND-3x
 markers, IND-4x/5x clients and decisions; the helpers below are shared with the other modules."""
-from txncheck.spec.expr import And, Config, ForAll, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
-                      TxnState as S, Ver, in_use, tid_of, writes_to)
+                      TxnState as S, Ver, tid_of, writes_to)
 from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
@@ -58,6 +58,11 @@ def each_batch(f):
 def batch_slot(p, s, i, k):
     """Slot s of p holds client batch (i, p, k)."""
     return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k)
+
+
+def slot_of(i, p, k):
+    """Some slot of p holds client batch (i, p, k)."""
+    return Exists(Slot, lambda s: batch_slot(p, s, i, k))
 
 
 NO_EXPIRY = Config("expiries") == 0

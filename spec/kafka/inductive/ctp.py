@@ -16,9 +16,9 @@ from ..domains import (CTP, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind, Outcom
                        writes_to, TxnState as S)
 from ..properties import data
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
-                     log_pid, log_src, n_cresp, n_cresp_e, pc_b, pc_e, pc_k, pc_rq, pc_st, pl_first, pl_open, tc_e,
+                     log_src, n_cresp, n_cresp_e, pc_b, pc_e, pc_k, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
-from .base import IN_TXN, batch_slot, each_batch, each_slot, each_tid
+from .base import IN_TXN, data_of, each_batch, each_slot, each_tid, slot_of
 
 COMMIT = Outcome.COMMIT
 # consume-transform-produce, and every EndTxn bumps the epoch: under TV2 only the incarnation holding
@@ -51,17 +51,13 @@ def next_src(t, n):
                Implies(tc_st[t] == S.PrepareCommit, cur_src(t, lambda m: n == m + 1)))
 
 
-def op_slot(s, t):
-    return And(log_kind[OP][s] == Kind.DATA, log_pid[OP][s] == t)
-
-
 INVARIANTS = (
     Always("IND-150", each_slot(lambda p, s: Implies(log_kind[p][s] == Kind.DATA,
         each_txn(lambda i, k: Implies(And(log_inc[p][s] == i, log_k[p][s] == k), log_src[p][s] == b_src[i][k])))),
            "An output record (and a TxnOffsetCommit record) carries the input offset its transaction consumed: "
            "beginTransaction fixes b_src once, before any batch of the transaction is created."),
     Always("IND-151", each_txn(lambda i, k: Implies(committed(i, k), ForAll(Part, lambda p: Implies(
-        writes_to(p), Exists(Slot, lambda s: batch_slot(p, s, i, k)))))),
+        writes_to(p), slot_of(i, p, k))))),
            "A COMMIT-decided transaction has its batch in every partition it writes, output and __consumer_offsets: "
            "only the client's EndTxn(COMMIT) decides COMMIT, and the client sends it after every batch (its "
            "TxnOffsetCommit included) was acknowledged."),
@@ -75,7 +71,7 @@ INVARIANTS = (
            "committed offset past the input it consumed, and the committed offset never moves back."),
     Always("IND-154", each_tid(lambda t: Implies(CTP, And(
         Implies(Not(pl_open[OP][t]), gc_pend[t] == -1),
-        ForAll(Slot, lambda s: Implies(And(op_slot(s, t), pl_open[OP][t], s >= pl_first[OP][t]),
+        ForAll(Slot, lambda s: Implies(And(data_of(OP, s, t), pl_open[OP][t], s >= pl_first[OP][t]),
                                        gc_pend[t] == log_src[OP][s] + 1))))),
            "pending[g][pid] is exactly the offset of the pid's open TxnOffsetCommit span on __consumer_offsets: "
            "the append records it and the span's marker (COMMIT or ABORT) clears it."),

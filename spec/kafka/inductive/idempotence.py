@@ -1,7 +1,7 @@
 """Strengthening invariants for idempotence and zombie fencing: DUP-1, ORD-4 and FENCE-1 (see
 __init__.py).
 """
-from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
+from txncheck.spec.expr import And, Config, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
@@ -10,7 +10,7 @@ from ..state import (b_e, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
                      tc_pend_e, tc_pend_p, tl_e, tl_st)
-from .base import (NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for)
+from .base import NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for, slot_of
 
 
 INVARIANTS = (
@@ -175,7 +175,7 @@ INVARIANTS += (
            "A client that is initialized, or has a transactional request outstanding, holds an epoch."),
     Always("IND-125", each_batch(lambda i, p, k: Implies(
         And(NO_DUPLICATES, Or(n_prod[i][p][k] > 0, held(p, i, k), n_pres[i][p][k] == PResp.RETRY)),
-        Not(Exists(Slot, lambda s: batch_slot(p, s, i, k))))),
+        Not(slot_of(i, p, k)))),
            "Without client resends a batch is sent once and resent only after a retriable answer, which only a "
            "refused verification gives (nothing appended): a batch in flight, held for verification or answered "
            "retriable is not in p's log yet. On op, whose TxnOffsetCommit has no sequence number to be found a "

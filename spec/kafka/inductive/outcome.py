@@ -9,8 +9,8 @@ from ..state import (b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_e,
                      tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
-from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, batch_slot, each_batch, each_marker, each_tid,
-                   each_tid_part)
+from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, each_batch, each_marker, each_tid, each_tid_part,
+                   slot_of)
 
 
 def each_pts(f):
@@ -262,8 +262,6 @@ INVARIANTS += (
     Always("IND-120", ForAll(Inc, lambda i: n_cresp[i] != CResp.ABORTABLE),
            "No coordinator answer is abortable in this model (no handler row answers TRANSACTION_ABORTABLE)."),
 )
-def slot_of(i, p, k):
-    return Exists(Slot, lambda s: batch_slot(p, s, i, k))
 INVARIANTS += (
     Always("IND-121", each_batch(lambda i, p, k: Implies(Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK),
                                                          slot_of(i, p, k))),
