@@ -68,8 +68,8 @@ def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: Spa
         from .spark.engine import explore as spark_explore
         from .spark.ref import ModelRef, SparkOptions
         spark = spark or SparkSettings()
-        name, cfg, overrides, variant = model_ref
-        ref = ModelRef(name, cfg, tuple((k, str(v)) for k, v in overrides), variant, options.symmetry)
+        name, cfg, overrides, variant, invariants = model_ref
+        ref = ModelRef(name, cfg, tuple((k, str(v)) for k, v in overrides), variant, options.symmetry, invariants)
         store = os.path.join(spark.out, "spark") if spark.out else None
         return spark_explore(ref, options, SparkOptions(master=spark.master, partitions=spark.partitions,
                                                         store=store, resume=spark.resume,
@@ -80,8 +80,11 @@ def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: Spa
 
 def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None,
                engine: str = DEFAULT_ENGINE, options: ExploreOptions = ExploreOptions(),
-               out: str | None = None, spark: SparkSettings | None = None) -> CheckResult:
-    """Check `spec` (optionally a variant of it) under a named config with overrides."""
+               out: str | None = None, spark: SparkSettings | None = None, invariants: bool = False) -> CheckResult:
+    """Check `spec` (optionally a variant of it) under a named config with overrides; `invariants`
+    also checks its strengthening invariants (`Spec.with_invariants_checked`)."""
+    if invariants:
+        spec = spec.with_invariants_checked()
     overrides = dict(overrides)
     vo = variant_overrides(spec, variant)
     merged = {**vo, **overrides}
@@ -98,7 +101,7 @@ def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str
             if n in model.not_applicable:
                 raise ConfigError(f"property {n} does not apply to this configuration of {model.spec.name} "
                                   f"(see `txncheck specs {model.spec.name}`); choose a config that includes it")
-    model_ref = (spec.name, cfg.name, tuple(sorted(merged.items())), variant)
+    model_ref = (spec.name, cfg.name, tuple(sorted(merged.items())), variant, invariants)
     outcome = explore(model, engine, opts, spark, model_ref)
     return judge(model, outcome, opts, engine, out)
 

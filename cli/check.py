@@ -24,6 +24,9 @@ def register(sub):
                    help="keep searching after a violation to find the shortest violation of every property")
     p.add_argument("--deadlock", action="store_true", help="report states with no enabled action as deadlocks")
     p.add_argument("--property", action="append", metavar="NAME", help="check only these properties (repeatable)")
+    p.add_argument("--invariants", action="store_true",
+                   help="also check the spec's strengthening invariants (the ones `bmc` uses for induction, "
+                   "e.g. Kafka's IND-*) on every reachable state")
     p.add_argument("--require-complete", action="store_true", help="exit 3 when the search was cut by a bound")
     p.add_argument("--memory-budget", metavar="MB", type=int, help="vector engine: spill visited blocks beyond this")
     p.add_argument("--out", metavar="DIR", help="where to write result.json and traces (default out/SPEC-CONFIG[-VARIANT])")
@@ -53,12 +56,18 @@ def run(args) -> int:
                              stop_on_violation=not args.keep_going, check_deadlock=args.deadlock,
                              properties=tuple(args.property) if args.property else None,
                              progress=args.progress, memory_budget=args.memory_budget * 2**20 if args.memory_budget else None)
+    invariant_names = {p.name for p in spec.invariants_for_induction}
+    if args.property and not args.invariants:
+        named = sorted(n for n in args.property if n in invariant_names)
+        if named:
+            raise ConfigError(f"{', '.join(named)} is a strengthening invariant, not a property; add --invariants "
+                              "to check it")
     sets = parse_sets(args.set)
     config = args.config or default_config(spec, args.variant)  # also validates the variant name
     out = args.out or default_out(spec.name, config or "default", args.variant)
     spark = (SparkSettings(args.master, args.partitions, args.resume, out, args.driver_memory, args.executor_memory)
              if args.engine == "spark" else None)
-    result = check_spec(spec, config, sets, args.variant, args.engine, options, out, spark)
+    result = check_spec(spec, config, sets, args.variant, args.engine, options, out, spark, args.invariants)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:

@@ -314,6 +314,15 @@ class Spec:
                 values[k] = self.param(k).parse(v)
         return ResolvedConfig(named.name, tuple(sorted(values.items())), max_states, max_depth)
 
+    def with_invariants_checked(self) -> "Spec":
+        """The strengthening invariants as ordinary always properties, for the explicit engines to check
+        on every reachable state (a false one would only be dropped by the induction pass)."""
+        names = {p.name for p in self.properties}
+        clash = sorted(p.name for p in self.invariants_for_induction if p.name in names)
+        if clash:
+            raise SpecError(f"strengthening invariants named like properties: {', '.join(clash)}; rename them")
+        return replace(self, properties=self.properties + self.invariants_for_induction, invariants_for_induction=())
+
     # -- variants -----------------------------------------------------------------------------
     def with_variant(self, name: str | None) -> "Spec":
         if not name:

@@ -1,6 +1,7 @@
 """The CLI's exit codes, and one clear message (never a traceback) for every kind of bad input."""
 import json
 import os
+import re
 
 import pytest
 
@@ -30,6 +31,21 @@ def test_violation_exit_1_and_trace_replays(txncheck_cli, tmp_path):
     assert code == 2 and "NOT confirmed" in out and "step 1" in out
 
 
+def test_invariants_checks_the_strengthening_invariants_on_every_reachable_state(txncheck_cli, tmp_path):
+    code, out, err = txncheck_cli("check", "twophase", "--invariants", "--out", str(tmp_path / "ok"))
+    assert code == 0, err
+    assert re.search(r"TPInductive +always +holds", out), out
+    code, out, err = txncheck_cli("check", "twophase", "--out", str(tmp_path / "plain"))
+    assert code == 0 and "TPInductive" not in out
+    # a variant that breaks an invariant: the violation is traced, and the trace replays
+    code, out, err = txncheck_cli("check", "kafka", "--variant", "D4-no-sequence-check", "--invariants",
+                                  "--property", "IND-64", "--out", str(tmp_path / "d4"))
+    assert code == 1, err
+    assert re.search(r"IND-64 +always +violated", out), out
+    code, out, err = txncheck_cli("replay", str(tmp_path / "d4" / "traces" / "IND-64.json"))
+    assert code == 1 and "confirmed" in out and "IND-64 is violated" in out, out + err
+
+
 def test_incomplete_exit_3_only_when_required(txncheck_cli, tmp_path):
     args = ("check", "twophase", "--engine", "scalar", "--max-depth", "3", "--out", str(tmp_path))
     code, out, _ = txncheck_cli(*args)
@@ -55,6 +71,7 @@ def test_incomplete_exit_3_only_when_required(txncheck_cli, tmp_path):
     (("check", "kafka", "--set", "parts=2", "--set", "ctp=1"), "need parts + ctp <= 2: lower parts or set ctp=0"),
     (("check", "kafka", "--set", "ctp=0", "--property", "EOS-1"), "property EOS-1 does not apply"),
     (("check", "kafka", "--property", "NOPE-9"), "has no property NOPE-9"),
+    (("check", "kafka", "--property", "IND-150"), "IND-150 is a strengthening invariant, not a property; add --invariants"),
 ])
 def test_bad_input_one_clear_message_exit_2(txncheck_cli, tmp_path, args, needle):
     code, out, err = txncheck_cli(*args, cwd=tmp_path)

@@ -75,6 +75,15 @@ def test_twophase_variant_counterexample_and_resume_store(spark, tmp_path):
     assert r.path(r.violations["TCConsistent"]) == o.path(o.violations["TCConsistent"])
 
 
+def test_strengthening_invariants_checked_on_the_executors(spark):
+    """`check --invariants`: the executors rebuild the model from the ModelRef, so the flag travels in it."""
+    ref = ModelRef("twophase", "tiny", variant="commit-without-all-prepared", invariants=True)
+    assert ModelRef.from_json(ref.to_json()) == ref
+    assert "invariants" not in ModelRef("twophase", "tiny").to_json()  # older stores still resume
+    o = agree(ref, ExploreOptions(stop_on_violation=False, properties=("TPInductive",)))
+    assert set(o.violations) == {"TPInductive"}
+
+
 def test_twophase_symmetry_and_limits(spark):
     agree(ModelRef("twophase", "tiny", symmetry=True), ExploreOptions(symmetry=True))
     agree(ModelRef("twophase", "tiny"), ExploreOptions(max_depth=3, check_deadlock=True))

@@ -86,19 +86,21 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
         term = model.terminal is not None and evaluate(model.terminal, s)
         ok = not enabled and not term
         return ReplayReport(ok, trace.kind, "deadlock", n, "deadlock confirmed" if ok else "the last state is not a deadlock")
-    prop = next((p for p in model.properties if p.name == prop_name), None)
+    # a strengthening invariant's violation comes from `txncheck check --invariants`
+    prop = next((p for p in model.properties + model.strengthening if p.name == prop_name), None)
     if prop is None:
         return ReplayReport(False, trace.kind, prop_name, n, f"the spec has no property {prop_name}")
     holds = bool(evaluate(prop.expr, s))
+    steps = f"{n} step" + ("" if n == 1 else "s")
     if trace.kind == "violation":
         ok = not holds
-        msg = f"{prop_name} is violated after {n} steps" if ok else f"{prop_name} holds in the last state"
+        msg = f"{prop_name} is violated after {steps}" if ok else f"{prop_name} holds in the last state"
     elif trace.kind == "witness":
         ok = holds
-        msg = f"{prop_name} is witnessed after {n} steps" if ok else f"{prop_name} does not hold in the last state"
+        msg = f"{prop_name} is witnessed after {steps}" if ok else f"{prop_name} does not hold in the last state"
     else:
         ok = not _goal_reachable(model, prop, s, search_limit)
-        msg = (f"{prop_name}: no goal state is reachable from the state after {n} steps" if ok
+        msg = (f"{prop_name}: no goal state is reachable from the state after {steps}" if ok
                else f"{prop_name}: a goal state is reachable from the last state")
     return ReplayReport(ok, trace.kind, prop_name, n, msg)
 

@@ -24,6 +24,7 @@ set in RAM.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -130,8 +131,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     model = model_ref.build()
     kernel = model_ref.kernel()
     if bool(options.symmetry) != bool(model_ref.symmetry):
-        model_ref = ModelRef(model_ref.spec, model_ref.config, model_ref.overrides, model_ref.variant,
-                             bool(options.symmetry))
+        model_ref = dataclasses.replace(model_ref, symmetry=bool(options.symmetry))
         kernel = model_ref.kernel()
     selected = _selected(model, options)
     always = tuple(p.name for p in selected if p.kind == "always")

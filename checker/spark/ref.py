@@ -24,6 +24,7 @@ class ModelRef:
     overrides: tuple[tuple[str, str], ...] = ()
     variant: str | None = None
     symmetry: bool = False
+    invariants: bool = False  # also check the spec's strengthening invariants
 
     def load_spec(self):
         if ":" in self.spec:
@@ -45,7 +46,8 @@ class ModelRef:
         got = _MODELS.get(self)
         if got is None:
             from txncheck.spec.ground import ground
-            spec = self.load_spec().with_variant(self.variant)
+            spec = self.load_spec()
+            spec = (spec.with_invariants_checked() if self.invariants else spec).with_variant(self.variant)
             got = ground(spec, spec.resolve_config(self.config, dict(self.overrides)))
             _MODELS[self] = got
         return got
@@ -60,13 +62,16 @@ class ModelRef:
         return got
 
     def to_json(self) -> dict:
-        return {"spec": self.spec, "config": self.config, "overrides": [list(x) for x in self.overrides],
-                "variant": self.variant, "symmetry": self.symmetry}
+        out = {"spec": self.spec, "config": self.config, "overrides": [list(x) for x in self.overrides],
+               "variant": self.variant, "symmetry": self.symmetry}
+        if self.invariants:  # absent when off, so stores written before the field existed still resume
+            out["invariants"] = True
+        return out
 
     @classmethod
     def from_json(cls, d: dict) -> "ModelRef":
         return cls(d["spec"], d.get("config"), tuple((str(k), str(v)) for k, v in d.get("overrides", ())),
-                   d.get("variant"), bool(d.get("symmetry", False)))
+                   d.get("variant"), bool(d.get("symmetry", False)), bool(d.get("invariants", False)))
 
 
 _MODELS: dict = {}
