@@ -46,8 +46,9 @@ def register(subparsers) -> None:
                    "(Houdini over the properties and the spec's strengthening invariants) and unroll every "
                    "property")
     p.add_argument("--no-simple-path", action="store_true", help="k-induction without the simple-path constraint")
-    p.add_argument("--solver", choices=("fd", "smt"), default="fd",
-                   help="z3 finite-domain solver (default) or the general SMT solver")
+    p.add_argument("--solver", choices=("fd", "smt"), default=None,
+                   help="z3's finite-domain solver (the default for --depth, faster on unrolled paths) or its "
+                   "general SMT solver (the default for --induction, faster on the one large step query)")
     p.add_argument("--lemmas", action="store_true",
                    help="first mine candidate invariants from the vector engine's reachable states and keep those "
                    "z3 proves inductive (Houdini); assert them on every unrolled state (bmc) or assume them in "
@@ -102,11 +103,11 @@ def run(args) -> int:
         from txncheck.checker.symbolic.pdr import pdr
         res, _ = pdr(m, args.property, timeout_s=args.timeout)
     elif args.depth is not None:
-        res = bmc(m, args.depth, args.property, solver=args.solver, lemmas=lemmas, prove=not args.no_prove,
+        res = bmc(m, args.depth, args.property, solver=args.solver or "fd", lemmas=lemmas, prove=not args.no_prove,
                   on_query=on_query, from_depth=args.from_depth)
     else:
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
-                          solver=args.solver, lemmas=lemmas, on_query=on_query)
+                          solver=args.solver or "smt", lemmas=lemmas, on_query=on_query)
     paths = {}
     if args.out:
         from txncheck.traces.schema import save, write_json_atomic

@@ -71,6 +71,7 @@ class SymbolicResult:
     lemmas: object = None              # a lemmas.LemmaSet when proved lemmas were used
     kept_invariants: list | None = None  # strengthening invariants the induction pass kept (bmc)
     from_depth: int = 0                # bmc: depths below it were not searched
+    refuted_invariants: list = field(default_factory=list)  # k-induction: (name, depth) violated on a real path
 
     @property
     def solver_s(self) -> float:
@@ -90,6 +91,8 @@ class SymbolicResult:
             out["strengthening_kept"] = self.kept_invariants
         if self.from_depth:
             out["from_depth"] = self.from_depth
+        if self.refuted_invariants:
+            out["strengthening_refuted"] = [{"name": n, "depth": d} for n, d in self.refuted_invariants]
         if self.lemmas is not None:
             out["lemmas"] = self.lemmas.to_json()
             out["wall_with_lemmas_s"] = round(self.wall_s + self.lemmas.total_s, 4)
@@ -114,6 +117,9 @@ class SymbolicResult:
                 out.append(f"{p.name}: unknown at depth {p.depth} ({p.note})" if p.status == "unknown" else
                            f"{p.name}: no counterexample at depths {self.from_depth}..{p.depth}" if self.from_depth
                            else f"{p.name}: no counterexample up to depth {p.depth}")
+        for name, d in self.refuted_invariants:
+            out.append(f"strengthening invariant {name} is not an invariant of the spec (violated at depth {d}); "
+                       "it was not used")
         if self.lemmas is not None:
             out.append(self.lemmas.text())
         out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "

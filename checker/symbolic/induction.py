@@ -1,21 +1,26 @@
-"""k-induction of `always` properties within the type bounds.
+"""k-induction of `always` properties within the type bounds, with Houdini over the candidates.
 
-What is proved is the conjunction J of the selected `always` properties and the spec's
-strengthening invariants (`Spec.invariants_for_induction`): a strengthening invariant is never
-merely assumed, it is proved with the rest, so a wrong one cannot make a proof unsound.
+The candidates are the selected `always` properties (the goals), the spec's other `always`
+properties and its strengthening invariants (`Spec.invariants_for_induction`). Nothing is merely
+assumed: a candidate is used only once it is proved with the rest, so a wrong strengthening
+invariant cannot make a proof unsound, and one that fails only drops out.
 
 For k = 1, 2, ..., K:
 
-- base: no state reachable in fewer than k steps violates a conjunct of J (incremental BMC, the
-  same encoding as `bmc`); a model is a real counterexample and becomes a trace;
-- step: k consecutive states within the type bounds, each satisfying J, linked by transitions
-  and pairwise distinct (the simple-path condition, which makes the method complete for finite
-  systems), followed by one more transition to a state violating J. UNSAT proves J (hence every
-  selected property) by k-induction.
+- base: no state reachable in k-1 steps violates a live candidate (incremental BMC, the same
+  encoding as `bmc`). A model is a real counterexample: a goal it violates is reported with its
+  trace; any other candidate it violates is refuted (a strengthening invariant that is not one is
+  listed in the result) and never used again. Repeated until no live candidate fails.
+- step (Houdini): J starts as every live candidate not yet proved. Assume J, and everything
+  proved at a smaller k, on k consecutive states within the type bounds, linked by transitions and
+  pairwise distinct (the simple-path condition, which makes the method complete for finite
+  systems); ask for one more transition to a state violating J. UNSAT proves all of J by
+  k-induction. SAT drops from J the candidates false in the last state (a goal dropped keeps that
+  counterexample to induction) and asks again, until UNSAT or no unproved goal is left in J.
 
-If the step is still satisfiable at K, the result is the counterexample to induction: the k+1
-states (by named var, not necessarily reachable), the action labels between them and the conjunct
-that fails at the end; that is where a strengthening invariant is missing.
+A goal still unproved at K is reported with its counterexample to induction: the k+1 states (by
+named var, not necessarily reachable), the action labels between them and the candidates that fail
+at the end; that is where a strengthening invariant is missing.
 """
 from __future__ import annotations
 
@@ -31,19 +36,23 @@ from .unroll import Unroller, replay_actions, violated
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
-                traces: bool = True, solver: str = "fd", lemmas=None, on_query=None) -> SymbolicResult:
-    """`lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
+                traces: bool = True, solver: str = "smt", lemmas=None, on_query=None) -> SymbolicResult:
+    """`solver`: z3's general solver by default: on Kafka ci the final (unsatisfiable) step query took
+    66 s with it and 267 s with `fd` (2026-11-22).
+    `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
     step case (and of the base path): they hold on every reachable state, so this is sound.
     `on_query(label, seconds, result)`: called as each solver query finishes."""
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()
-    props = always_properties(m, properties)
-    conj = props + list(m.strengthening)
+    goals = always_properties(m, properties)
+    goal_names = {p.name for p in goals}
+    candidates = goals + [p for p in always_properties(m) if p.name not in goal_names] + list(m.strengthening)
+    strengthening = {p.name for p in m.strengthening}
     timer = Timer(on_query)
     res = SymbolicResult("k-induction", m.spec.name, m.spec.variant, m.config.to_json(), max_k, solver=solver,
                          lemmas=lemmas)
-    if not props:
+    if not goals:
         res.wall_s = time.perf_counter() - start
         return res
 
@@ -57,79 +66,106 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     lemma_tmpl = lemmas.template(ub.tr) if lemmas is not None and lemmas.lemmas else None
     if lemma_tmpl is not None:
         us.assume(0, lemma_tmpl)
+    # hypothesis literal per candidate: assumed true, the candidate holds on the step's states 0..k-1
+    hyp = {c.name: z3.Bool(f"hyp.{c.name}") for c in candidates}
+    found: dict[str, PropertyOutcome] = {}
+    ctis: dict[str, PropertyOutcome] = {}
+    refuted: set[str] = set()
+    proved: set[str] = set()
 
-    def conj_holds(u, i):
-        return z3.And(*[u.holds(i, p) for p in conj])
+    def undecided(names) -> list[str]:
+        return [n for n in names if n in goal_names and n not in found]
 
-    outcome: PropertyOutcome | None = None
-    proved_k = None
+    def give_up(k: int, s) -> None:
+        for n in undecided(goal_names):
+            found[n] = PropertyOutcome(n, "unknown", k, note=f"z3 answered unknown ({s.reason_unknown()}); "
+                                       "try --solver smt")
+
     for k in range(1, max_k + 1):
-        # base: depth k-1 of the initial path
+        # base: depth k-1 of the initial path; queries under assumption literals, not push/pop, so
+        # the solver keeps what it learnt
         d = k - 1
         if d > 0:
             ub.add_transition()
             if lemma_tmpl is not None:
                 ub.assume(d, lemma_tmpl)
-        # each query under an assumption literal (not push/pop), so the solver keeps what it learnt
-        ask = z3.Bool(f"base{d}")
-        base.add(z3.Implies(ask, z3.Not(conj_holds(ub, d))))
-        r = timer.check(base, f"base depth {d}", ask)
-        if r == z3.unknown:
-            outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", d,
-                                      note=f"z3 answered unknown ({base.reason_unknown()}); try --solver smt")
-            break
-        if r == z3.sat:
-            ids = ub.action_ids(base.model(), d)
+        live = [c for c in candidates if c.name not in refuted and c.name not in proved]
+        while undecided(c.name for c in live):
+            ask = z3.Bool(f"base{d}.{len(live)}")
+            base.add(z3.Implies(ask, z3.Not(z3.And(*[ub.holds(d, c) for c in live]))))
+            r = timer.check(base, f"base depth {d}", ask)
+            mdl = base.model() if r == z3.sat else None
+            base.add(z3.Not(ask))  # after reading the model: adding a constraint discards it
+            if r == z3.unknown:
+                give_up(d, base)
+                break
+            if r == z3.unsat:
+                break
+            ids = ub.action_ids(mdl, d)
             states = replay_actions(m, ids)
-            bad = [p for p in conj if violated(m, p, states[-1])]
-            name = bad[0].name if bad else conj[0].name
-            is_main = any(p.name == name for p in props)
-            outcome = PropertyOutcome(
-                name, "violated", d, ids, [m.actions[i].label for i in ids],
-                make_trace(m, ids, name, "k-induction") if traces and is_main else None,
-                note="" if is_main else f"strengthening invariant {name} is not an invariant of the spec")
+            bad = [c for c in live if violated(m, c, states[-1])]
+            if not bad:
+                raise AssertionError(f"k-induction: z3's path of depth {d} violates no candidate when replayed")
+            for c in bad:
+                refuted.add(c.name)
+                if c.name in goal_names:
+                    found[c.name] = PropertyOutcome(c.name, "violated", d, ids, [m.actions[i].label for i in ids],
+                                                    make_trace(m, ids, c.name, "k-induction") if traces else None)
+                elif c.name in strengthening:
+                    res.refuted_invariants.append((c.name, d))
+            live = [c for c in live if c.name not in refuted]
+        if not undecided(goal_names) or any(p.status == "unknown" for p in found.values()):
             break
-        base.add(z3.Not(ask))
-        # step: states 0..k-1 satisfy J; state k does not
-        step.add(conj_holds(us, k - 1))
+        # step: states 0..k-1 satisfy the assumed candidates; state k violates one of J
+        for c in candidates:
+            step.add(z3.Implies(hyp[c.name], us.holds(k - 1, c)))
         us.add_transition()
         if lemma_tmpl is not None:
             us.assume(k, lemma_tmpl)
         if simple_path:
             us.distinct_from_all(k)
-        ask = z3.Bool(f"step{k}")
-        step.add(z3.Implies(ask, z3.Not(conj_holds(us, k))))
-        r = timer.check(step, f"step k={k}", ask)
-        if r == z3.unknown:
-            outcome = PropertyOutcome(", ".join(p.name for p in props), "unknown", k,
-                                      note=f"z3 answered unknown ({step.reason_unknown()}); try --solver smt")
-            break
-        if r == z3.unsat:
-            proved_k = k
-            break
-        if k == max_k:
-            mdl = step.model()
+        J = [c for c in candidates if c.name not in refuted and c.name not in proved]
+        while undecided(c.name for c in J):
+            ask = z3.Bool(f"step{k}.{len(J)}")
+            step.add(z3.Implies(ask, z3.Not(z3.And(*[us.holds(k, c) for c in J]))))
+            assumed = {c.name for c in J} | proved
+            r = timer.check(step, f"step k={k} ({len(J)} candidates)", ask,
+                            *[hyp[c.name] if c.name in assumed else z3.Not(hyp[c.name]) for c in candidates])
+            mdl = step.model() if r == z3.sat else None
+            step.add(z3.Not(ask))
+            if r == z3.unknown:
+                give_up(k, step)
+                break
+            if r == z3.unsat:
+                proved |= {c.name for c in J}
+                for n in undecided(c.name for c in J):
+                    found[n] = PropertyOutcome(n, "proved", k, note=_proved_note(m, len(J), lemmas))
+                break
             ids = us.action_ids(mdl, k)
             states = [us.state_values(mdl, i) for i in range(k + 1)]
-            last = states[-1]
-            bad = [p.name for p in conj if violated(m, p, last)]
-            # the z3 path must agree with the reference semantics
-            replay_actions(m, ids, start=states[0])
-            outcome = PropertyOutcome(
-                ", ".join(p.name for p in props), "cti", k, ids, [m.actions[i].label for i in ids],
-                witness={"states": [m.render_state(s) for s in states],
-                         "actions": [m.actions[i].label for i in ids], "violates": bad},
-                note=f"the last state violates {', '.join(bad)}; add a strengthening invariant that "
-                     "excludes the first state")
-        step.add(z3.Not(ask))
-    if proved_k is not None:
-        for p in props:
-            res.properties.append(PropertyOutcome(p.name, "proved", proved_k,
-                                                  note=f"with {len(m.strengthening)} strengthening invariant(s)"
-                                                  + (f" and {len(lemmas.lemmas)} proved lemma(s)" if lemmas else "")))
-    elif outcome is not None:
-        res.properties.append(outcome)
+            bad = [c.name for c in J if violated(m, c, states[-1])]
+            if not bad:
+                raise AssertionError(f"k-induction: z3's step model at k={k} violates no candidate")
+            replay_actions(m, ids, start=states[0])  # the z3 path must agree with the reference semantics
+            witness = {"states": [m.render_state(s) for s in states],
+                       "actions": [m.actions[i].label for i in ids], "violates": bad}
+            for n in undecided(bad):
+                ctis[n] = PropertyOutcome(
+                    n, "cti", k, ids, [m.actions[i].label for i in ids], witness=witness,
+                    note=f"the last state violates {', '.join(bad)}; add a strengthening invariant that "
+                         "excludes the first state")
+            J = [c for c in J if c.name not in bad]
+        if not undecided(goal_names) or any(p.status == "unknown" for p in found.values()):
+            break
+    for p in goals:
+        res.properties.append(found.get(p.name) or ctis[p.name])
     res.queries = timer.queries
     res.encode_s = ub.encode_s + us.encode_s
     res.wall_s = time.perf_counter() - start
     return res
+
+
+def _proved_note(m: GroundModel, together: int, lemmas) -> str:
+    return (f"inductive together with {together - 1} other candidate(s) (properties and of the spec's "
+            f"{len(m.strengthening)} strengthening invariant(s))"
+            + (f" and {len(lemmas.lemmas)} proved lemma(s)" if lemmas else ""))
