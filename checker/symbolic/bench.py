@@ -6,7 +6,8 @@ of benchmarks/RESULTS.md.
 
 For each spec: `tables --verify` (tiny); bmc of the baseline to the explicit engine's depth and of
 each variant to its shortest counterexample (and the explicit engine's number, for comparison);
-k-induction of TwoPhase for rm = 1..8. Only this section of the file is rewritten.
+k-induction of TwoPhase for rm = 1..8. Only these parts of the file's "Symbolic engine" section are
+rewritten; the subsections written by hand stay.
 """
 from __future__ import annotations
 
@@ -101,13 +102,25 @@ def _z3_version() -> str:
 
 
 def write_section(path: str, section: str) -> None:
-    """Replace the "## Symbolic engine" section of `path` (up to the next `## ` heading)."""
+    """Replace, in `path`, the parts of the "## Symbolic engine" section this harness writes: its
+    first paragraph and each of its `### ` subsections, found by heading. The subsections written by
+    hand in between (Kafka's deep cases, the strengthening invariants) are kept."""
     text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    pat = re.compile(r"^## Symbolic engine\n.*?(?=^## |\Z)", re.S | re.M)
-    if pat.search(text):
-        text = pat.sub(lambda _m: section + "\n", text, count=1)
-    else:
+    blocks = re.split(r"(?m)^(?=### )", section.rstrip("\n") + "\n")
+    intro, subsections = blocks[0], blocks[1:]
+    head = re.compile(r"^## Symbolic engine\n.*?(?=^### |^## |\Z)", re.S | re.M)
+    if not head.search(text):
         text = text.rstrip("\n") + "\n\n" + section
+    else:
+        text = head.sub(lambda _m: intro, text, count=1)
+        for block in subsections:
+            title = block.splitlines()[0]
+            pat = re.compile(rf"^{re.escape(title)}\n.*?(?=^### |^## |\Z)", re.S | re.M)
+            if pat.search(text):
+                text = pat.sub(lambda _m: block + ("\n" if not block.endswith("\n\n") else ""), text, count=1)
+            else:  # a new subsection: at the end of the Symbolic engine section
+                end = re.search(r"^## Symbolic engine\n.*?(?=^## (?!Symbolic)|\Z)", text, re.S | re.M).end()
+                text = text[:end].rstrip("\n") + "\n\n" + block + "\n" + text[end:]
     from txncheck.traces.schema import write_text_atomic
     write_text_atomic(path, text)
 
