@@ -31,8 +31,9 @@ java-check:
 	  echo "note: no Java runtime found; the Spark engine's tests will be skipped."; \
 	  echo "      install one with: apt-get install -y openjdk-17-jre-headless"; }
 
+# one worker per core; a test file stays on one worker (the Spark cluster tests share one cluster)
 test: venv-test java-check
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 test-heavy: venv-test
 	$(BIN)/python -m pytest -q -m heavy

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -40,12 +42,20 @@ def expected():
             "complete": v.complete}
 
 
-def driver(master, store, out, resume=False):
+@pytest.fixture
+def short_tmp():
+    """A killed driver's temp files go here, not to /tmp at large. Short: Spark puts a Unix socket in
+    it, and pytest's tmp_path (longer still under pytest-xdist) overflows AF_UNIX's 108 bytes."""
+    d = tempfile.mkdtemp(prefix="txnc-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def driver(master, store, out, tmp, resume=False):
     cmd = [sys.executable, "-m", "txncheck.checker.spark", SPEC, "--config", CONFIG, "--master", master,
            "--executor-memory", "512m", "--partitions", "4", "--json", str(out)]
     cmd += ["--resume", str(store)] if resume else ["--store", str(store)]
-    env = dict(os.environ, TMPDIR=str(store.parent),
-               _JAVA_OPTIONS=f"-Djava.io.tmpdir={store.parent}")  # a killed driver's temp files stay here
+    env = dict(os.environ, TMPDIR=tmp, _JAVA_OPTIONS=f"-Djava.io.tmpdir={tmp}")
     # stderr to a file, not a pipe nobody drains while waiting (a full pipe would stall the driver)
     err = open(f"{out}.err", "wb")
     p = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err, env=env)
@@ -95,23 +105,23 @@ def same(got, expected):
     assert got["complete"] == expected["complete"]
 
 
-def test_worker_killed_then_driver_killed_and_resumed(local_cluster, expected, tmp_path):
+def test_worker_killed_then_driver_killed_and_resumed(local_cluster, expected, tmp_path, short_tmp):
     # 1. a worker dies mid-run: Spark's task retry finishes the run with the same result
     store, out = tmp_path / "s1", tmp_path / "r1.json"
-    p = driver(local_cluster.url, store, out)
+    p = driver(local_cluster.url, store, out, short_tmp)
     wait_records(p, store, 3)
     local_cluster.kill_worker(local_cluster.worker_pids[0])
     same(finish(p, out), expected)
     local_cluster.start_worker()
     # 2. the driver dies mid-run: --resume continues from the last complete level
     store, out = tmp_path / "s2", tmp_path / "r2.json"
-    p = driver(local_cluster.url, store, out)
+    p = driver(local_cluster.url, store, out, short_tmp)
     wait_records(p, store, 4)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     done = records(store)
     assert done < len(expected["level_sizes"]) + 1
-    p = driver(local_cluster.url, store, out, resume=True)
+    p = driver(local_cluster.url, store, out, short_tmp, resume=True)
     got = finish(p, out)
     same(got, expected)
     assert got["extra"]["resumed_levels"] >= done - 1
