@@ -110,12 +110,14 @@ def run(args) -> int:
                           solver=args.solver or "smt", lemmas=lemmas, on_query=on_query)
     paths = {}
     if args.out:
-        from txncheck.traces.schema import save, write_json_atomic
+        from txncheck.traces.render import render_trace_text
+        from txncheck.traces.schema import save, write_json_atomic, write_text_atomic
         os.makedirs(args.out, exist_ok=True)
         for p in res.properties:
             if p.trace is not None:
-                path = os.path.join(args.out, f"{p.name}.trace.json")
+                path = os.path.join(args.out, f"{p.name}.{'cti' if p.status == 'cti' else 'trace'}.json")
                 save(p.trace, path)
+                write_text_atomic(path[:-len(".json")] + ".txt", render_trace_text(p.trace))
                 paths[p.name] = path
         data = res.to_json()
         for p in data["properties"]:
@@ -130,8 +132,10 @@ def run(args) -> int:
         print(json.dumps(data, indent=1, ensure_ascii=False))
     else:
         print(res.text())
+        status = {p.name: p.status for p in res.properties}
         for name, path in paths.items():
-            print(f"trace of {name}: {path} (txncheck replay {path})")
+            what = "counterexample to induction" if status[name] == "cti" else "trace"
+            print(f"{what} of {name}: {path} (txncheck replay {path})")
     if res.violated:
         return 1
     if any(p.status in ("cti", "unknown") for p in res.properties):

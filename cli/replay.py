@@ -23,6 +23,8 @@ def run(args) -> int:
     against = "baseline spec" if args.baseline else (f"variant {trace.variant}" if trace.variant else "spec")
     if report.confirmed:
         print(f"replay: confirmed against {trace.spec} {against}: {report.message}")
+        if trace.kind == "cti":
+            return 3  # as `txncheck bmc --induction`: not a violation, not a proof
         return 1 if trace.kind in ("violation", "deadlock", "unrecoverable") else 0
     where = f" (diverges at step {report.diverged_at})" if report.diverged_at is not None else ""
     print(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")

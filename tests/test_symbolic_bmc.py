@@ -151,6 +151,42 @@ def test_induction_without_strengthening_gives_cti():
     assert len(w["states"]) == 4 and len(w["actions"]) == 3 and w["violates"] == ["TCConsistent"]
 
 
+def test_counterexample_to_induction_is_a_trace_that_replays_from_its_own_start():
+    from dataclasses import replace
+
+    from txncheck.traces.render import render_trace_text
+    from txncheck.traces.replay import replay
+    from txncheck.traces.schema import Trace
+    spec = replace(_spec("twophase"), invariants_for_induction=())
+    m = ground(spec, spec.resolve_config("tiny"))
+    (p,) = k_induction(m, 2).properties
+    t = p.trace
+    assert p.status == "cti" and t.kind == "cti" and t.length == 2
+    assert [s.state for s in t.steps] == p.witness["states"]
+    assert "TCConsistent is not inductive: a counterexample to 2-induction" in render_trace_text(t)
+    again = Trace.from_json(t.to_json())
+    r = replay(again)
+    assert r.confirmed and "not known to be reachable" in r.message, r.message
+    # a doctored state is caught: the last step no longer leads where the trace says
+    last = t.steps[-1]
+    flipped = {**last.state, "msgAbort": not last.state["msgAbort"]}
+    bad = replace(t, steps=t.steps[:-1] + (replace(last, state=flipped),))
+    assert not replay(bad).confirmed
+    start = replace(t.steps[0], state={**t.steps[0].state, "tmState": "dancing"})
+    r = replay(replace(t, steps=(start,) + t.steps[1:]))
+    assert not r.confirmed and "step 0 is not a state of this model" in r.message and "dancing" in r.message
+
+
+def test_cli_writes_the_counterexample_to_induction_and_replay_confirms_it(tmp_path, capsys):
+    from txncheck.cli.main import main
+    assert main(["bmc", "kafka", "--induction", "1", "--property", "BOUNDS", "--out", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    assert f"counterexample to induction of BOUNDS: {tmp_path / 'BOUNDS.cti.json'}" in out
+    assert "not inductive" in (tmp_path / "BOUNDS.cti.txt").read_text()
+    assert main(["replay", str(tmp_path / "BOUNDS.cti.json")]) == 3
+    assert "confirmed" in capsys.readouterr().out
+
+
 def test_induction_base_case_finds_real_counterexample():
     from dataclasses import replace
     spec = replace(_spec("twophase"), invariants_for_induction=())

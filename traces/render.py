@@ -45,6 +45,9 @@ def render_trace_text(t: Trace) -> str:
     n = t.length
     if t.kind == "deadlock":
         head = f"{t.spec} (config {cfg}{var}): deadlock after {n} step{'s' if n != 1 else ''}"
+    elif t.kind == "cti":
+        head = (f"{t.spec} (config {cfg}{var}): {p.get('kind', '')} property {p['name']} is not inductive: "
+                f"a counterexample to {n}-induction")
     else:
         head = (f"{t.spec} (config {cfg}{var}): {p.get('kind', '')} property {p['name']} "
                 f"{_VERB[t.kind]} after {n} step{'s' if n != 1 else ''}")
@@ -54,7 +57,7 @@ def render_trace_text(t: Trace) -> str:
     lines.append("")
     for s in t.steps:
         if s.row is None:
-            lines.append(f"{s.index:>3}  Init")
+            lines.append(f"{s.index:>3}  {s.label if t.kind == 'cti' else 'Init'}")
             for k, v in flat_state(s.state):
                 lines.append(f"       {k} = {_fmt(v)}")
             continue

@@ -9,8 +9,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from txncheck.spec import catalog
-from txncheck.spec.errors import ConfigError, EvaluationError
-from txncheck.spec.ground import GroundModel, evaluate, ground, successor
+from txncheck.spec.errors import ConfigError, EvaluationError, SpecError
+from txncheck.spec.ground import GroundModel, evaluate, ground, parse_state, successor
 
 from .schema import Trace, TraceError
 
@@ -62,9 +62,17 @@ def _find_action(model: GroundModel, step):
 def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 2_000_000) -> ReplayReport:
     model = model_for(trace, variant)
     prop_name = trace.property.get("name")
-    s = tuple(model.init)
+    if trace.kind == "cti":  # a counterexample to induction starts in the solver's state, not the initial one
+        try:
+            s = parse_state(model.layout, model.env, trace.steps[0].state)
+        except SpecError as err:
+            return ReplayReport(False, trace.kind, prop_name, 0, f"step 0 is not a state of this model: {err}", 0)
+    else:
+        s = tuple(model.init)
     if model.render_state(s) != trace.steps[0].state:
-        return ReplayReport(False, trace.kind, prop_name, 0, "the initial state differs from the trace's step 0", 0)
+        what = "step 0 names cells this model does not have" if trace.kind == "cti" else \
+            "the initial state differs from the trace's step 0"
+        return ReplayReport(False, trace.kind, prop_name, 0, what, 0)
     for step in trace.steps[1:]:
         a = _find_action(model, step)
         if a is None:
@@ -90,9 +98,16 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
     prop = next((p for p in model.properties + model.strengthening if p.name == prop_name), None)
     if prop is None:
         return ReplayReport(False, trace.kind, prop_name, n, f"the spec has no property {prop_name}")
-    holds = bool(evaluate(prop.expr, s))
+    try:
+        holds = bool(evaluate(prop.expr, s))
+    except EvaluationError:  # only in a made-up state (a CTI's); k-induction counts it as a violation
+        holds = False
     steps = f"{n} step" + ("" if n == 1 else "s")
-    if trace.kind == "violation":
+    if trace.kind == "cti":
+        ok = not holds
+        msg = (f"every step is a transition of the model and {prop_name} fails after {steps} (a counterexample "
+               "to induction: step 0 is not known to be reachable)" if ok else f"{prop_name} holds in the last state")
+    elif trace.kind == "violation":
         ok = not holds
         msg = f"{prop_name} is violated after {steps}" if ok else f"{prop_name} holds in the last state"
     elif trace.kind == "witness":

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from txncheck.spec.errors import TxncheckError
 
 TRACE_SCHEMA = "txncheck.trace/1"
-KINDS = ("violation", "witness", "deadlock", "unrecoverable")
+KINDS = ("violation", "witness", "deadlock", "unrecoverable", "cti")  # cti: step 0 need not be initial
 
 
 class TraceError(TxncheckError):

@@ -30,6 +30,7 @@ import z3
 
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground import GroundModel
+from txncheck.traces.build import build_cti_trace
 from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
 from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated
@@ -152,6 +153,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             for n in undecided(bad):
                 ctis[n] = PropertyOutcome(
                     n, "cti", k, ids, [m.actions[i].label for i in ids], witness=witness,
+                    trace=build_cti_trace(m, states, ids, n, bad, "k-induction") if traces else None,
                     note=f"the last state violates {', '.join(bad)}; add a strengthening invariant that "
                          "excludes the first state")
             J = [c for c in J if c.name not in bad]
