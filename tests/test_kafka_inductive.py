@@ -58,7 +58,7 @@ def test_one_induction_proves_properties_with_the_invariants():
     assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], res.text()
 
 
-@pytest.mark.parametrize("config", ["ci", pytest.param("eos", marks=pytest.mark.heavy)])  # eos: ci plus a zombie
+@pytest.mark.parametrize("config", ["ci", "eos"])
 def test_one_induction_proves_exactly_once_with_consume_transform_produce(config):
     """Consume-transform-produce (ci; eos adds a zombie): the same properties and ATOM-3, EOS-1 too,
     with the ctp and zombie invariants; without those, neither ATOM-3 nor EOS-1 is inductive."""
