@@ -80,7 +80,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     def give_up(k: int, s) -> None:
         for n in undecided(goal_names):
             found[n] = PropertyOutcome(n, "unknown", k, note=f"z3 answered unknown ({s.reason_unknown()}); "
-                                       "try --solver smt")
+                                       "try the other --solver")
 
     for k in range(1, max_k + 1):
         # base: depth k-1 of the initial path; queries under assumption literals, not push/pop, so
@@ -140,7 +140,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             if r == z3.unsat:
                 proved |= {c.name for c in J}
                 for n in undecided(c.name for c in J):
-                    found[n] = PropertyOutcome(n, "proved", k, note=_proved_note(m, len(J), lemmas))
+                    found[n] = PropertyOutcome(n, "proved", k, note=_proved_note(k, len(J), lemmas))
                 break
             ids = us.action_ids(mdl, k)
             states = [us.state_values(mdl, i) for i in range(k + 1)]
@@ -167,7 +167,6 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     return res
 
 
-def _proved_note(m: GroundModel, together: int, lemmas) -> str:
-    return (f"inductive together with {together - 1} other candidate(s) (properties and of the spec's "
-            f"{len(m.strengthening)} strengthening invariant(s))"
+def _proved_note(k: int, together: int, lemmas) -> str:
+    return (f"{k}-inductive together with {together - 1} other properties and strengthening invariants"
             + (f" and {len(lemmas.lemmas)} proved lemma(s)" if lemmas else ""))
