@@ -42,8 +42,10 @@ def run(specs=("twophase", "paxoscommit", "kafka"), induction_rm=range(1, 9), ma
     """`max_depth`: skip bmc cases deeper than this (listed as not run)."""
     lines = [HEADER, "",
              f"Measured by `python -m txncheck.checker.symbolic.bench` ({platform.python_version()}, "
-             f"z3 {_z3_version()}, solver `fd`: z3's finite-domain solver; timings under load, ±50%). "
-             "`solver` is the sum of z3 `check()` times, `total` includes encoding and trace replay.", "",
+             f"z3 {_z3_version()}; bmc with `fd`, z3's finite-domain solver, k-induction with `smt`, its general "
+             "solver: each command's default; timings under load, ±50%). `solver` is the sum of z3 `check()` "
+             "times, `total` includes encoding and trace replay. bmc's first query is its 1-induction pass; what "
+             "it proves is not unrolled (on TwoPhase's baseline, everything).", "",
              "### Table checks (`txncheck tables SPEC --verify`, config tiny)", "",
              "| spec | findings | determinism q / s | completeness q / s | type q / s | conformance q / s | total s |",
              "|---|---|---|---|---|---|---|"]
