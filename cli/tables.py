@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+TABLES_SCHEMA = "txncheck.tables/1"
+
+
 def run(args) -> int:
     from txncheck.checker.symbolic.listing import render_lines, table_lines
     m = load_model(args)
@@ -58,7 +61,7 @@ def run(args) -> int:
         report = verify_tables(m, tuple(args.check or CHECKS), tuple(args.table) if args.table else None,
                                assume_invariants=args.assume_invariants)
     if args.json:
-        out = {"spec": m.spec.name, "variant": m.spec.variant, "config": m.config.to_json(),
+        out = {"schema": TABLES_SCHEMA, "spec": m.spec.name, "variant": m.spec.variant, "config": m.config.to_json(),
                "rows": [ln.to_json() for ln in lines]}
         if report is not None:
             out["verify"] = report.to_json()

@@ -242,6 +242,16 @@ def test_cli_bmc_writes_a_trace_that_replays(tmp_path, capsys):
     assert "confirmed" in capsys.readouterr().out
 
 
+def test_json_results_carry_a_schema_version(capsys):
+    from txncheck.cli.main import main
+    assert main(["bmc", "twophase", "--depth", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"] == "txncheck.symbolic/1"
+    assert main(["bmc", "twophase", "--induction", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"] == "txncheck.symbolic/1"
+    assert main(["tables", "twophase", "--verify", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"] == "txncheck.tables/1"
+
+
 def test_cli_bmc_exit_codes(capsys):
     from txncheck.cli.main import main
     assert main(["bmc", "twophase", "--depth", "4"]) == 0

@@ -35,6 +35,9 @@ from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated
 
 
+SYMBOLIC_SCHEMA = "txncheck.symbolic/1"  # the JSON of `txncheck bmc` (bmc, k-induction, pdr)
+
+
 @dataclass
 class PropertyOutcome:
     name: str
@@ -82,7 +85,7 @@ class SymbolicResult:
         return any(p.status == "violated" for p in self.properties)
 
     def to_json(self) -> dict:
-        out = {"engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
+        out = {"schema": SYMBOLIC_SCHEMA, "engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
                "bound": self.bound, "solver": self.solver, "properties": [p.to_json() for p in self.properties],
                "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
                "wall_s": round(self.wall_s, 4),
