@@ -95,4 +95,3 @@ def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, viol
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=prop, kind="cti", steps=tuple(steps), values=property_values(model, prop_name, states[-1]),
                  explanation=explanation)
-

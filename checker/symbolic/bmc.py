@@ -85,10 +85,10 @@ class SymbolicResult:
         return any(p.status == "violated" for p in self.properties)
 
     def to_json(self) -> dict:
-        out = {"schema": SYMBOLIC_SCHEMA, "engine": self.engine, "spec": self.spec, "variant": self.variant, "config": self.config,
-               "bound": self.bound, "solver": self.solver, "properties": [p.to_json() for p in self.properties],
-               "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4),
-               "wall_s": round(self.wall_s, 4),
+        out = {"schema": SYMBOLIC_SCHEMA, "engine": self.engine, "spec": self.spec, "variant": self.variant,
+               "config": self.config, "bound": self.bound, "solver": self.solver,
+               "properties": [p.to_json() for p in self.properties],
+               "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4), "wall_s": round(self.wall_s, 4),
                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
         if self.kept_invariants is not None:
             out["strengthening_kept"] = self.kept_invariants
