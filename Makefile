@@ -35,8 +35,9 @@ java-check:
 test: venv-test java-check
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
+# the heavy tests are few and long, most in one file: spread them test by test
 test-heavy: venv-test
-	$(BIN)/python -m pytest -q -m heavy
+	$(BIN)/python -m pytest -q -m heavy -n auto --dist load
 
 bench: venv-test
 	$(PY) benchmarks/run.py
