@@ -119,16 +119,13 @@ def run(args) -> int:
                 save(p.trace, path)
                 write_text_atomic(path[:-len(".json")] + ".txt", render_trace_text(p.trace))
                 paths[p.name] = path
-        data = res.to_json()
-        for p in data["properties"]:
-            if p["name"] in paths:
-                p["trace"] = paths[p["name"]]
+    data = res.to_json()
+    for p in data["properties"]:
+        if p["name"] in paths:
+            p["trace"] = paths[p["name"]]
+    if args.out:
         write_json_atomic(os.path.join(args.out, "result.json"), data)
     if args.json:
-        data = res.to_json()
-        for p in data["properties"]:
-            if p["name"] in paths:
-                p["trace"] = paths[p["name"]]
         print(json.dumps(data, indent=1, ensure_ascii=False))
     else:
         print(res.text())
