@@ -31,13 +31,14 @@ java-check:
 	  echo "note: no Java runtime found; the Spark engine's tests will be skipped."; \
 	  echo "      install one with: apt-get install -y openjdk-17-jre-headless"; }
 
-# one worker per core; a test file stays on one worker (the Spark cluster tests share one cluster)
+# one worker per core, at most 4 (each may hold a Spark JVM or a large model); a test file stays on
+# one worker (the Spark cluster tests share one cluster)
 test: venv-test java-check
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 # the heavy tests are few and long, most in one file: spread them test by test
 test-heavy: venv-test
-	$(BIN)/python -m pytest -q -m heavy -n auto --dist load
+	$(BIN)/python -m pytest -q -m heavy -n auto --maxprocesses 4 --dist load
 
 bench: venv-test
 	$(PY) benchmarks/run.py
