@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 from txncheck.spec import catalog
 from txncheck.spec.expr import show
@@ -28,6 +29,9 @@ def describe(spec) -> dict:
         "tables": [{"actor": t.actor, "rows": len(t.rows), "status": t.status} for t in spec.tables],
         "properties": [{"name": p.name, "kind": p.kind, "doc": p.doc,
                         "applies": show(p.applies) if p.applies is not None else None} for p in spec.properties],
+        "strengthening_invariants": [{"name": p.name, "doc": p.doc,
+                                      "applies": show(p.applies) if p.applies is not None else None}
+                                     for p in spec.invariants_for_induction],
         "variants": [{"name": v.name, "breaks": list(v.breaks), "config": v.config, "settings": dict(v.settings),
                       "doc": v.doc, "ref": v.ref} for v in spec.variants],
         "symmetry": [d.name for d in spec.symmetry.domains] if spec.symmetry else [],
@@ -72,6 +76,12 @@ def run(args) -> int:
         for p in d["properties"]:
             cond = f" (applies when {p['applies']})" if p["applies"] else ""
             print(f"    {p['name']:<22} {p['kind']:<12} {p['doc']}{cond}")
+        invs = d["strengthening_invariants"]
+        if invs:
+            print(f"\n  strengthening invariants ({len(invs)}, for `bmc`; `check --invariants` checks them; "
+                  "texts with --json):")
+            print(textwrap.fill(", ".join(i["name"] for i in invs), width=100, initial_indent="    ",
+                                subsequent_indent="    "))
         print("\n  variants (each must break the listed property):")
         if not d["variants"]:
             print("    none")

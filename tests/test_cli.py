@@ -104,6 +104,10 @@ def test_specs_lists_configs_variants_properties(txncheck_cli):
     assert code == 0
     for needle in ("tiny", "nightly", "commit-without-all-prepared", "breaks TCConsistent", "TCConsistent", "rm="):
         assert needle in out
+    assert "strengthening invariants (1, for `bmc`" in out and "    TPInductive" in out
     code, out, _ = txncheck_cli("specs", "paxoscommit", "--json")
     d = json.loads(out)
     assert d["name"] == "paxoscommit" and d["variants"][0]["breaks"]
+    code, out, _ = txncheck_cli("specs", "kafka", "--json")
+    invs = json.loads(out)["strengthening_invariants"]
+    assert len(invs) == 142 and all(i["name"].startswith("IND-") and i["doc"] for i in invs)
