@@ -60,20 +60,25 @@ def property_values(model: GroundModel, prop_name: str, state) -> dict:
     return {}
 
 
+def _steps(model: GroundModel, states, action_ids, start: Step) -> tuple[Step, ...]:
+    """`start` as step 0, then a step per action along `states`."""
+    return (start,) + tuple(step_of(model, k + 1, aid, states[k], states[k + 1]) for k, aid in enumerate(action_ids))
+
+
+def _property(model: GroundModel, prop_name: str, fallback_kind: str) -> dict:
+    return next(({"name": p.name, "kind": p.kind, "doc": p.prop.doc} for p in model.properties if p.name == prop_name),
+                {"name": prop_name, "kind": fallback_kind, "doc": ""})
+
+
 def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engine: str,
                 explanation: str = "", symmetry: bool = False) -> Trace:
     states = states_along(model, action_ids)
-    steps = [step_of(model, 0, None, None, states[0])]
-    for k, aid in enumerate(action_ids):
-        steps.append(step_of(model, k + 1, aid, states[k], states[k + 1]))
-    prop = {"name": prop_name, "kind": kind, "doc": ""}
-    for p in model.properties:
-        if p.name == prop_name:
-            prop = {"name": p.name, "kind": p.kind, "doc": p.prop.doc}
+    steps = _steps(model, states, action_ids, step_of(model, 0, None, None, states[0]))
+    prop = _property(model, prop_name, kind)
     if kind == "deadlock":
         prop = {"name": "deadlock", "kind": "deadlock", "doc": "a state with no enabled action that is not terminal"}
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
-                 property=prop, kind=kind, steps=tuple(steps),
+                 property=prop, kind=kind, steps=steps,
                  values=property_values(model, prop_name, states[-1]) if kind != "deadlock" else {},
                  explanation=explanation, symmetry=symmetry)
 
@@ -82,16 +87,13 @@ def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, viol
     """A counterexample to induction as a trace of kind "cti": step 0 is the solver's pre-state (it
     satisfies every candidate of the induction, but need not be reachable), then the actions to a
     state that violates `prop_name` (and the other candidates named in `violates`)."""
-    steps = [Step(0, None, None, None, "Start (not known to be reachable)", {}, (), model.render_state(states[0]), ())]
-    for k, aid in enumerate(action_ids):
-        steps.append(step_of(model, k + 1, aid, states[k], states[k + 1]))
-    prop = next(({"name": p.name, "kind": p.kind, "doc": p.prop.doc} for p in model.properties if p.name == prop_name),
-                {"name": prop_name, "kind": "always", "doc": ""})
+    start = Step(0, None, None, None, "Start (not known to be reachable)", {}, (), model.render_state(states[0]), ())
     others = [n for n in violates if n != prop_name]
     explanation = ("A counterexample to induction: step 0 satisfies every property and strengthening invariant the "
                    "induction assumed, but is not known to be reachable. If it is unreachable, a strengthening "
                    "invariant that excludes it is missing; if it is reachable, the property is violated."
                    + (f" The last state also violates {', '.join(others)}." if others else ""))
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
-                 property=prop, kind="cti", steps=tuple(steps), values=property_values(model, prop_name, states[-1]),
-                 explanation=explanation)
+                 property=_property(model, prop_name, "always"), kind="cti",
+                 steps=_steps(model, states, action_ids, start),
+                 values=property_values(model, prop_name, states[-1]), explanation=explanation)
