@@ -363,3 +363,25 @@ def test_bmc_from_depth_reaches_b7_at_the_explicit_depth():
     (p,) = res.properties
     assert (p.status, p.depth) == ("violated", k), res.text()
     _replay_trace(m, p.trace, "EOS-1")
+
+
+def test_replay_counts_a_property_as_holding_where_its_when_guard_is_false(monkeypatch):
+    # every engine reads `when` as an implication; replay must not confirm a violation outside it
+    from dataclasses import replace
+
+    from txncheck.spec.expr import FALSE, TRUE
+    from txncheck.traces import replay as replay_mod
+    m = _model("twophase", "commit-without-all-prepared")
+    (p,) = bmc(m, 6).properties
+    assert p.status == "violated"
+    base = _spec("twophase")
+
+    def guarded(when):
+        props = tuple(replace(q, when=when) if q.name == "TCConsistent" else q for q in base.properties)
+        return replace(base, properties=props)
+
+    monkeypatch.setattr(replay_mod.catalog, "load", lambda name: guarded(TRUE))
+    assert replay_mod.replay(p.trace).confirmed
+    monkeypatch.setattr(replay_mod.catalog, "load", lambda name: guarded(FALSE))
+    r = replay_mod.replay(p.trace)
+    assert not r.confirmed and "holds in the last state" in r.message

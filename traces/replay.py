@@ -99,7 +99,9 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
     if prop is None:
         return ReplayReport(False, trace.kind, prop_name, n, f"the spec has no property {prop_name}")
     try:
-        holds = bool(evaluate(prop.expr, s))
+        # a property guarded by `when` holds where its guard is false (as in every engine)
+        holds = ((prop.when is not None and not evaluate(prop.when, s))
+                 or bool(evaluate(prop.expr, s)))
     except EvaluationError:  # only in a made-up state (a CTI's); k-induction counts it as a violation
         holds = False
     steps = f"{n} step" + ("" if n == 1 else "s")
