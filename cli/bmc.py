@@ -4,7 +4,8 @@
 shortest first; a counterexample is written as a standard trace (`txncheck replay` reads it).
 The properties that are 1-inductive together (with the spec's strengthening invariants) are first
 proved for every depth and left out of the unrolling (--no-prove unrolls them all). --from-depth K0
-asks only at depths K0..K: a deep counterexample sooner, not known to be the shortest.
+asks only at depths K0..K: a deep counterexample sooner, not known to be the shortest, unless
+--refute-below first shows in one query (CaDiCaL) that nothing fails below K0.
 --progress prints each solver query's time to stderr as it finishes.
 --induction K: k-induction (k = 1..K) of the `always` properties together with the spec's
 strengthening invariants, within the type bounds.
@@ -59,6 +60,10 @@ def register(subparsers) -> None:
                    help="with --depth: ask only at depths K0..K, to reach a deep counterexample without first "
                    "refuting every shallower depth; one found is not known to be the shortest, and 'none' "
                    "covers K0..K only")
+    p.add_argument("--refute-below", action="store_true",
+                   help="with --from-depth K0: first show in one query (CaDiCaL) that no property fails at a "
+                   "depth below K0, so a counterexample found is a shortest one (if one fails below K0, the "
+                   "search starts from depth 0 instead); on deep cases cheaper than refuting depth by depth")
     p.add_argument("--progress", action="store_true",
                    help="print each solver query's time to stderr as it finishes (deep runs take minutes)")
     p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
@@ -90,6 +95,8 @@ def run(args) -> int:
         raise ConfigError("--from-depth applies to --depth (bounded model checking) only; drop it")
     if args.depth is not None and not 0 <= args.from_depth <= args.depth:
         raise ConfigError(f"--from-depth must be between 0 and --depth ({args.depth}); got {args.from_depth}")
+    if args.refute_below and not args.from_depth:
+        raise ConfigError("--refute-below applies to --from-depth K0 (K0 >= 1); add --from-depth or drop it")
     if args.induction is not None and args.induction < 1:
         raise ConfigError(f"--induction needs K >= 1; got {args.induction}")
     on_query = _print_progress if args.progress else None
@@ -104,7 +111,7 @@ def run(args) -> int:
         res, _ = pdr(m, args.property, timeout_s=args.timeout)
     elif args.depth is not None:
         res = bmc(m, args.depth, args.property, solver=args.solver or "fd", lemmas=lemmas, prove=not args.no_prove,
-                  on_query=on_query, from_depth=args.from_depth)
+                  on_query=on_query, from_depth=args.from_depth, refute_below=args.refute_below)
     else:
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
                           solver=args.solver or "smt", lemmas=lemmas, on_query=on_query)

@@ -339,6 +339,41 @@ def test_from_depth_finds_a_counterexample_cut_at_its_first_violation(name, vari
         assert res.to_json()["from_depth"] == k0
 
 
+
+@pytest.mark.parametrize("name,variant", [("twophase", "commit-without-all-prepared"),
+                                          ("paxoscommit", "phase2a-ignores-phase1b"),
+                                          ("kafka", "D1-no-epoch-bump-on-init"), ("kafka", "B12-lso-ahead")])
+def test_refute_below_finds_exactly_the_explicit_engines_shortest_counterexamples(name, variant):
+    """With --refute-below, one CaDiCaL query over idle-padded paths stands in for the depths below
+    K0: at K0 = the explicit engine's shortest depth it must answer "none below" and the search
+    must then find every property's shortest counterexample; with K0 past it, it must answer that
+    one exists, and the search from depth 0 finds the same."""
+    m = _model(name, variant)
+    _, expected = _explicit(m)
+    shortest = min(expected.values())
+    full = max(expected.values())
+    for k0, refuted in ((shortest, True), (shortest + 2, False)):
+        res = bmc(m, max(full, k0), from_depth=k0, refute_below=True, prove=False)
+        q = next(x for x in res.queries if "one query, CaDiCaL" in x[0])
+        assert q[0].endswith(f"depths 0..{k0 - 1} (one query, CaDiCaL)")
+        assert q[2] == ("unsat" if refuted else "sat")
+        got = {p.name: p.depth for p in res.properties if p.status == "violated"}
+        assert got == expected, res.text()
+        for p in res.properties:
+            assert not p.note
+            if p.status == "violated":
+                _replay_trace(m, p.trace, p.name)
+        j = res.to_json()
+        assert "from_depth" not in j and j.get("refuted_below") == (k0 if refuted else None)
+
+
+def test_refute_below_on_a_baseline_refutes_every_depth_to_the_bound():
+    m = _model("twophase", None)
+    res = bmc(m, 6, from_depth=4, refute_below=True, prove=False)
+    assert [p.status for p in res.properties] == ["holds-to-depth"]
+    assert "no counterexample up to depth 6" in res.text()
+    assert [r for _, _, r in res.queries] == ["unsat"] * 4   # depths 0..3 in one query, then 4, 5, 6
+
 def test_cli_bmc_from_depth_and_progress(capsys):
     from txncheck.cli.main import main
     assert main(["bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "5", "--from-depth", "5",
@@ -350,6 +385,13 @@ def test_cli_bmc_from_depth_and_progress(capsys):
     assert main(["bmc", "twophase", "--from-depth", "2", "--induction", "2"]) == 2
     assert main(["bmc", "twophase", "--depth", "2", "--from-depth", "3"]) == 2
     assert "--from-depth must be between 0 and --depth (2); got 3" in capsys.readouterr().err
+    assert main(["bmc", "twophase", "--depth", "2", "--refute-below"]) == 2
+    assert "--refute-below applies to --from-depth K0" in capsys.readouterr().err
+    assert main(["bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "5", "--from-depth", "3",
+                 "--refute-below", "--no-prove", "--progress"]) == 1
+    cap = capsys.readouterr()
+    assert "TCConsistent: VIOLATED at depth 3: " in cap.out and "not known" not in cap.out
+    assert cap.err.splitlines()[0].startswith("TCConsistent depths 0..2 (one query, CaDiCaL): unsat (")
 
 
 @pytest.mark.heavy
@@ -364,6 +406,18 @@ def test_bmc_from_depth_reaches_b7_at_the_explicit_depth():
     assert (p.status, p.depth) == ("violated", k), res.text()
     _replay_trace(m, p.trace, "EOS-1")
 
+
+
+@pytest.mark.heavy
+def test_refute_below_shows_that_b7s_45_step_counterexample_is_a_shortest_one():
+    """One CaDiCaL query refutes EOS-1 at every depth up to 44 (RESULTS.md, "B7 (depth 45)"), so
+    bmc alone shows what the explicit engine's breadth-first search shows: 45 is the shortest."""
+    m = _model("kafka", "B7-tid-per-worker")
+    res = bmc(m, 45, ["EOS-1"], from_depth=45, refute_below=True)
+    (p,) = res.properties
+    assert (p.status, p.depth, p.note) == ("violated", 45, ""), res.text()
+    assert res.to_json()["refuted_below"] == 45
+    _replay_trace(m, p.trace, "EOS-1")
 
 def test_replay_counts_a_property_as_holding_where_its_when_guard_is_false(monkeypatch):
     # every engine reads `when` as an implication; replay must not confirm a violation outside it

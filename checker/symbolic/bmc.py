@@ -14,6 +14,11 @@ violation, and becomes a standard trace. The path is unrolled with partial-order
 without first refuting every shallower depth, whose cost grows about 1.5x per step on Kafka. The
 path found is cut at its first violating state, but a shorter counterexample may exist elsewhere,
 so the result says it is not known to be the shortest; "none" covers depths K0..K only.
+With `refute_below`, one query first decides whether any property fails below K0 (`_refute_below`:
+paths padded with idle steps in front, so every shorter first violation ends at depth K0-1; solved
+by CaDiCaL, `cadical.py`). If none does, the depths below K0 are refuted and what the search finds
+from K0 on is a shortest counterexample; if one does, the search starts from depth 0. On Kafka one
+such query costs about what the incremental run pays for its last depth alone.
 
 Before unrolling, an induction pass (`prove`) keeps the largest set of always properties and
 strengthening invariants that is 1-inductive together (`lemmas.houdini`). Those properties are
@@ -74,6 +79,7 @@ class SymbolicResult:
     lemmas: object = None              # a lemmas.LemmaSet when proved lemmas were used
     kept_invariants: list | None = None  # strengthening invariants the induction pass kept (bmc)
     from_depth: int = 0                # bmc: depths below it were not searched
+    refuted_below: int = 0             # bmc: depths below it were refuted in one query (--refute-below)
     refuted_invariants: list = field(default_factory=list)  # k-induction: (name, depth) violated on a real path
 
     @property
@@ -94,6 +100,8 @@ class SymbolicResult:
             out["strengthening_kept"] = self.kept_invariants
         if self.from_depth:
             out["from_depth"] = self.from_depth
+        if self.refuted_below:
+            out["refuted_below"] = self.refuted_below
         if self.refuted_invariants:
             out["strengthening_refuted"] = [{"name": n, "depth": d} for n, d in self.refuted_invariants]
         if self.lemmas is not None:
@@ -179,8 +187,34 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
     return build_trace(m, list(action_ids), prop_name, "violation", engine)
 
 
+def _refute_below(m: GroundModel, tr, d: int, props, invariants, por: bool, timer) -> bool:
+    """True when no property of `props` fails at any depth <= d, decided in one query by CaDiCaL:
+    d steps of which the first ones may be idle (`Unroller.add_transition(idle_prefix=True)`), every
+    property holding before the last state and one failing in it. A first violation at depth j <= d
+    is such a path with d - j idle steps in front; conversely the actions of such a path are a
+    path to a first violation."""
+    from . import cadical
+    fd = make_solver("fd")
+    u = Unroller(m, fd, tag="r", transition=tr, por=por)
+    u.add_state()
+    u.constrain_init()
+    for k in range(1, d + 1):
+        u.add_transition(idle_prefix=True)
+        if invariants is not None:
+            u.assume(k, invariants)
+    for k in range(d):
+        fd.add(*[u.holds(k, p) for p in props])
+    fd.add(z3.Or(*[z3.Not(u.holds(d, p)) for p in props]))
+    t0 = time.perf_counter()
+    r = cadical.check(fd)
+    what = props[0].name if len(props) == 1 else f"any of {len(props)} properties"
+    timer.record(f"{what} depths 0..{d} (one query, CaDiCaL)", time.perf_counter() - t0, r)
+    return r == "unsat"
+
+
 def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
-        por: bool = True, lemmas=None, prove: bool = True, on_query=None, from_depth: int = 0) -> SymbolicResult:
+        por: bool = True, lemmas=None, prove: bool = True, on_query=None, from_depth: int = 0,
+        refute_below: bool = False) -> SymbolicResult:
     """`por`: unroll with partial-order reduction (same depths, fewer paths; off only to compare).
     `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, asserted on every unrolled state
     (they hold on every reachable state, so no path is lost). `wall_s` excludes proving them; the
@@ -189,7 +223,10 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     that is 1-inductive together (Houdini, `proved_for_every_depth`); those are proved for every
     depth and left out of the unrolled queries, which are then about the rest only.
     `on_query(label, seconds, result)`: called as each solver query finishes (`Timer`).
-    `from_depth`: ask only at depths from_depth..depth (module docstring)."""
+    `from_depth`: ask only at depths from_depth..depth (module docstring).
+    `refute_below`: with `from_depth`, first show in one query (CaDiCaL) that no property fails
+    below it, so what is found from there on is a shortest counterexample; if one does fail, search
+    shortest-first from depth 0 instead."""
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     if not 0 <= from_depth <= depth:
@@ -222,6 +259,11 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     u.add_state()
     u.constrain_init()
     pending = [p for p in props if p.name not in found]
+    refuted_below = False
+    if refute_below and from_depth and pending:
+        refuted_below = _refute_below(m, u.tr, from_depth - 1, pending, lemma_tmpl, por, timer)
+        if not refuted_below:
+            from_depth = 0   # a shorter counterexample exists: search shortest-first from depth 0
     for k in range(depth + 1):
         if not pending:
             break
@@ -230,6 +272,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
             if lemma_tmpl is not None:
                 u.assume(k, lemma_tmpl)
         if k < from_depth:
+            if refuted_below:   # proved by the one query: saying so helps the deeper queries
+                solver.add(*[u.holds(k, p) for p in pending])
             continue
         holds = {p.name: u.holds(k, p) for p in pending}
         while pending:
@@ -259,15 +303,17 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                 if not violated(m, p, states[-1]):
                     raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
                 # below from_depth the path was not kept clear of p: cut it at its first violation
-                j = next(j for j in range(k + 1) if violated(m, p, states[j])) if from_depth else k
-                note = f"depths below {from_depth} not searched: not known to be the shortest" if from_depth else ""
+                skipped = from_depth and not refuted_below
+                j = next(j for j in range(k + 1) if violated(m, p, states[j])) if skipped else k
+                note = f"depths below {from_depth} not searched: not known to be the shortest" if skipped else ""
                 found[p.name] = PropertyOutcome(p.name, "violated", j, ids[:j], [m.actions[i].label for i in ids[:j]],
                                                 make_trace(m, ids[:j], p.name) if traces else None, note=note)
                 pending.remove(p)
                 del holds[p.name]
             solver.add(z3.Not(ask))
     res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind,
-                         lemmas=lemmas, kept_invariants=kept_names, from_depth=from_depth)
+                         lemmas=lemmas, kept_invariants=kept_names, from_depth=0 if refuted_below else from_depth,
+                         refuted_below=from_depth if refuted_below else 0)
     for p in props:
         res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries

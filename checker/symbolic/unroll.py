@@ -67,7 +67,12 @@ class Transition:
         self._por = None
         self._indep = None
         self._pre_enc = Encoder(self.pre)
-        self.relation = z3.And(*self._relation())
+        cons = self._relation()
+        self.relation = z3.And(*cons)
+        # the relation with an extra "idle" pick (no action, the state copied: every post cell
+        # defaults to its pre cell when no action is picked), for paths padded at the start
+        self.idle = z3.Bool("idle")
+        self.relation_or_idle = z3.And(z3.PbEq([(b, 1) for b in self.pick] + [(self.idle, 1)], 1), *cons[1:])
 
     def _relation(self) -> list:
         m, e, pick = self.m, self._pre_enc, self.pick
@@ -172,6 +177,7 @@ class Unroller:
         self.tr = transition or Transition(m)
         self.por = por
         self._pairs: list[list] = []   # per state, (abstract pre cell, cell of the state)
+        self.idles: list = []          # per step added with idle_prefix, its "idle" Bool
         self.encode_s += time.perf_counter() - t0
 
     def _new_state(self) -> list:
@@ -207,15 +213,26 @@ class Unroller:
         self.solver.add(z3.substitute(template, *self._pairs[i]))
         self.encode_s += time.perf_counter() - t0
 
-    def add_transition(self):
-        """Add state i+1 and the transition from the last state to it."""
+    def add_transition(self, idle_prefix: bool = False):
+        """Add state i+1 and the transition from the last state to it. `idle_prefix`: the step may
+        also be idle (no action, the same state), but only if every earlier step was: a path of
+        j actions padded at the start to this length, whose states are the initial one repeated,
+        then the j states of the path."""
         t0 = time.perf_counter()
         i = len(self.states) - 1
         pick = [z3.Bool(f"{self.tag}{i}.pick.{a.id}") for a in self.m.actions]
         self.acts.append(pick)
         pre = self._pairs[i]
         nxt = self._new_state()
-        self.solver.add(z3.substitute(self.tr.relation, *pre, *zip(self.tr.post, nxt), *zip(self.tr.pick, pick)))
+        sub = (*pre, *zip(self.tr.post, nxt), *zip(self.tr.pick, pick))
+        if idle_prefix:
+            idle = z3.Bool(f"{self.tag}{i}.idle")
+            self.solver.add(z3.substitute(self.tr.relation_or_idle, *sub, (self.tr.idle, idle)))
+            if self.idles:
+                self.solver.add(z3.Implies(idle, self.idles[-1]))
+            self.idles.append(idle)
+        else:
+            self.solver.add(z3.substitute(self.tr.relation, *sub))
         if self.por and i >= 1:
             tmpl, pick2 = self.tr.por()
             self.solver.add(z3.substitute(tmpl, *zip(self.tr.pick, self.acts[i - 1]), *zip(pick2, pick)))
@@ -237,8 +254,8 @@ class Unroller:
     def action_ids(self, model, k: int) -> list[int]:
         out = []
         for i in range(k):
-            out.append(next(aid for aid, b in enumerate(self.acts[i])
-                            if z3.is_true(model.eval(b, model_completion=True))))
+            # an idle step (idle_prefix) picks no action
+            out.extend(aid for aid, b in enumerate(self.acts[i]) if z3.is_true(model.eval(b, model_completion=True)))
         return out
 
     def state_values(self, model, i: int) -> tuple[int, ...]:
