@@ -18,24 +18,9 @@ from types import SimpleNamespace
 import z3
 
 from txncheck.checker.symbolic import cadical
-from txncheck.checker.symbolic.bmc import always_properties, proved_for_every_depth
-from txncheck.checker.symbolic.encode import make_solver
-from txncheck.checker.symbolic.unroll import Transition, Unroller
+from txncheck.checker.symbolic.bmc import always_properties, proved_for_every_depth, refute_below_query
+from txncheck.checker.symbolic.unroll import Transition
 from txncheck.cli.tables import load_model
-
-
-def query(m, tr, prop, invariants, depth: int):
-    fd = make_solver("fd")
-    u = Unroller(m, fd, tag="r", transition=tr, por=True)
-    u.add_state()
-    u.constrain_init()
-    for k in range(1, depth + 1):
-        u.add_transition(idle_prefix=True)
-        u.assume(k, invariants)
-    for k in range(depth):
-        fd.add(u.holds(k, prop))
-    fd.add(z3.Not(u.holds(depth, prop)))
-    return fd
 
 
 def main(argv=None) -> int:
@@ -54,7 +39,7 @@ def main(argv=None) -> int:
     prop = next(p for p in m.properties if p.name == args.property)
     invariants = z3.And(*[tr.holds(p) for p in kept if p is not prop])
     for solver in args.solver or ["cadical", "fd"]:
-        fd = query(m, tr, prop, invariants, args.depth)
+        fd = refute_below_query(m, tr, args.depth, [prop], invariants)
         t0 = time.perf_counter()
         r = cadical.check(fd) if solver == "cadical" else str(fd.check())
         print(f"{args.property} fails first at some depth <= {args.depth}: {solver} {r} "

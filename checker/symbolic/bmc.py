@@ -187,13 +187,12 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
     return build_trace(m, list(action_ids), prop_name, "violation", engine)
 
 
-def _refute_below(m: GroundModel, tr, d: int, props, invariants, por: bool, timer) -> bool:
-    """True when no property of `props` fails at any depth <= d, decided in one query by CaDiCaL:
-    d steps of which the first ones may be idle (`Unroller.add_transition(idle_prefix=True)`), every
-    property holding before the last state and one failing in it. A first violation at depth j <= d
-    is such a path with d - j idle steps in front; conversely the actions of such a path are a
-    path to a first violation."""
-    from . import cadical
+def refute_below_query(m: GroundModel, tr, d: int, props, invariants, por: bool = True):
+    """A z3 `fd` solver holding "some property of `props` fails first at a depth <= d": d steps of
+    which the first ones may be idle (`Unroller.add_transition(idle_prefix=True)`), every property
+    holding before the last state and one failing in it. A first violation at depth j <= d is such
+    a path with d - j idle steps in front; conversely the actions of such a path are a path to a
+    first violation. `invariants` (or None) is asserted on every state after the first."""
     fd = make_solver("fd")
     u = Unroller(m, fd, tag="r", transition=tr, por=por)
     u.add_state()
@@ -205,6 +204,14 @@ def _refute_below(m: GroundModel, tr, d: int, props, invariants, por: bool, time
     for k in range(d):
         fd.add(*[u.holds(k, p) for p in props])
     fd.add(z3.Or(*[z3.Not(u.holds(d, p)) for p in props]))
+    return fd
+
+
+def _refute_below(m: GroundModel, tr, d: int, props, invariants, por: bool, timer) -> bool:
+    """True when no property of `props` fails at any depth <= d, decided in one query
+    (`refute_below_query`) by CaDiCaL."""
+    from . import cadical
+    fd = refute_below_query(m, tr, d, props, invariants, por)
     t0 = time.perf_counter()
     r = cadical.check(fd)
     what = props[0].name if len(props) == 1 else f"any of {len(props)} properties"
