@@ -39,9 +39,9 @@ def main(argv=None) -> int:
     prop = next(p for p in m.properties if p.name == args.property)
     invariants = z3.And(*[tr.holds(p) for p in kept if p is not prop])
     for solver in args.solver or ["cadical", "fd"]:
-        fd = refute_below_query(m, tr, args.depth, [prop], invariants)
+        fd, _ = refute_below_query(m, tr, args.depth, [prop], invariants)
         t0 = time.perf_counter()
-        r = cadical.check(fd) if solver == "cadical" else str(fd.check())
+        r = cadical.check(fd)[0] if solver == "cadical" else str(fd.check())
         print(f"{args.property} fails first at some depth <= {args.depth}: {solver} {r} "
               f"({time.perf_counter() - t0:.1f} s)", flush=True)
     return 0

@@ -14,10 +14,11 @@ violation, and becomes a standard trace. The path is unrolled with partial-order
 without first refuting every shallower depth, whose cost grows about 1.5x per step on Kafka. The
 path found is cut at its first violating state, but a shorter counterexample may exist elsewhere,
 so the result says it is not known to be the shortest; "none" covers depths K0..K only.
-With `refute_below`, one query first decides whether any property fails below K0 (`_refute_below`:
+With `refute_below`, one query first decides whether any property fails below K0 (`refute_below_query`:
 paths padded with idle steps in front, so every shorter first violation ends at depth K0-1; solved
 by CaDiCaL, `cadical.py`). If none does, the depths below K0 are refuted and what the search finds
-from K0 on is a shortest counterexample; if one does, the search starts from depth 0. On Kafka one
+from K0 on is a shortest counterexample (depth K0 itself is asked of CaDiCaL too, the path read back
+from its model); if one does, the search starts from depth 0. On Kafka one
 such query costs about what the incremental run pays for its last depth alone.
 
 Before unrolling, an induction pass (`prove`) keeps the largest set of always properties and
@@ -188,11 +189,12 @@ def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
 
 
 def refute_below_query(m: GroundModel, tr, d: int, props, invariants, por: bool = True):
-    """A z3 `fd` solver holding "some property of `props` fails first at a depth <= d": d steps of
-    which the first ones may be idle (`Unroller.add_transition(idle_prefix=True)`), every property
-    holding before the last state and one failing in it. A first violation at depth j <= d is such
-    a path with d - j idle steps in front; conversely the actions of such a path are a path to a
-    first violation. `invariants` (or None) is asserted on every state after the first."""
+    """(a z3 `fd` solver holding "some property of `props` fails first at a depth <= d", its
+    Unroller): d steps of which the first ones may be idle (`Unroller.add_transition(idle_prefix=
+    True)`), every property holding before the last state and one failing in it. A first violation
+    at depth j <= d is such a path with d - j idle steps in front; conversely the actions of such a
+    path are a path to a first violation. `invariants` (or None) is asserted on every state after
+    the first."""
     fd = make_solver("fd")
     u = Unroller(m, fd, tag="r", transition=tr, por=por)
     u.add_state()
@@ -204,19 +206,30 @@ def refute_below_query(m: GroundModel, tr, d: int, props, invariants, por: bool 
     for k in range(d):
         fd.add(*[u.holds(k, p) for p in props])
     fd.add(z3.Or(*[z3.Not(u.holds(d, p)) for p in props]))
-    return fd
+    return fd, u
 
 
-def _refute_below(m: GroundModel, tr, d: int, props, invariants, por: bool, timer) -> bool:
-    """True when no property of `props` fails at any depth <= d, decided in one query
-    (`refute_below_query`) by CaDiCaL."""
+def _cadical_query(m: GroundModel, tr, d: int, props, invariants, por: bool, timer, label: str):
+    """("sat" | "unsat", the path's action ids or None): `refute_below_query` decided by CaDiCaL.
+    The ids are None when unsat or when a step's pick cannot be read back (z3 simplified it away)."""
     from . import cadical
-    fd = refute_below_query(m, tr, d, props, invariants, por)
+    fd, u = refute_below_query(m, tr, d, props, invariants, por)
+    names = [[str(b) for b in step] for step in u.acts]
     t0 = time.perf_counter()
-    r = cadical.check(fd)
+    r, values = cadical.check(fd, [n for step in names for n in step] + [str(i) for i in u.idles])
     what = props[0].name if len(props) == 1 else f"any of {len(props)} properties"
-    timer.record(f"{what} depths 0..{d} (one query, CaDiCaL)", time.perf_counter() - t0, r)
-    return r == "unsat"
+    timer.record(f"{what} {label} (one query, CaDiCaL)", time.perf_counter() - t0, r)
+    if values is None:
+        return r, None
+    ids = []
+    for step, idle in zip(names, u.idles):
+        if values.get(str(idle)):
+            continue
+        picked = [aid for aid, n in enumerate(step) if values.get(n)]
+        if len(picked) != 1 or any(n not in values for n in step):
+            return r, None
+        ids.append(picked[0])
+    return r, ids
 
 
 def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver: str = "fd",
@@ -268,7 +281,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     pending = [p for p in props if p.name not in found]
     refuted_below = False
     if refute_below and from_depth and pending:
-        refuted_below = _refute_below(m, u.tr, from_depth - 1, pending, lemma_tmpl, por, timer)
+        r, _ = _cadical_query(m, u.tr, from_depth - 1, pending, lemma_tmpl, por, timer, f"depths 0..{from_depth - 1}")
+        refuted_below = r == "unsat"
         if not refuted_below:
             from_depth = 0   # a shorter counterexample exists: search shortest-first from depth 0
     for k in range(depth + 1):
@@ -284,28 +298,42 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
             continue
         holds = {p.name: u.holds(k, p) for p in pending}
         while pending:
-            # one query: does some pending property fail in state k? An assumption literal, not
-            # push/pop, so the solver keeps what it learnt about the path.
-            ask = z3.Bool(f"bad{k}.{len(pending)}")
-            solver.add(z3.Implies(ask, z3.Or(*[z3.Not(holds[p.name]) for p in pending])))
-            label = f"{pending[0].name} depth {k}" if len(pending) == 1 else f"any of {len(pending)} properties depth {k}"
-            r = timer.check(solver, label, ask)
-            if r == z3.unsat:
-                # every state reachable in exactly k steps satisfies the pending properties; saying
-                # so helps the deeper queries and excludes no path
-                solver.add(z3.Not(ask), *holds.values())
-                break
-            if r == z3.unknown:
-                for p in pending:
-                    found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
-                pending = []
-                break
-            mdl = solver.model()
-            ids = u.action_ids(mdl, k)
-            states = replay_actions(m, ids)
-            failing = [p for p in pending if z3.is_false(mdl.eval(holds[p.name], model_completion=True))]
-            if not failing:
-                raise AssertionError(f"bmc: z3's model at depth {k} violates no pending property")
+            ask = failing = None
+            if refuted_below and k == from_depth:
+                # nothing fails below k: the first depth's question is as large as the one query
+                # and z3 has learnt nothing yet, so it goes to CaDiCaL too, its path read back
+                r, ids = _cadical_query(m, u.tr, k, pending, lemma_tmpl, por, timer, f"depth {k}")
+                if r == "unsat":
+                    solver.add(*holds.values())
+                    break
+                if ids is not None:    # else z3 asks the same below
+                    states = replay_actions(m, ids)
+                    failing = [p for p in pending if violated(m, p, states[-1])]
+                    if len(ids) != k or not failing:
+                        raise AssertionError(f"bmc: CaDiCaL's path at depth {k} violates no pending property")
+            if failing is None:
+                # one query: does some pending property fail in state k? An assumption literal, not
+                # push/pop, so the solver keeps what it learnt about the path.
+                ask = z3.Bool(f"bad{k}.{len(pending)}")
+                solver.add(z3.Implies(ask, z3.Or(*[z3.Not(holds[p.name]) for p in pending])))
+                label = f"{pending[0].name} depth {k}" if len(pending) == 1 else f"any of {len(pending)} properties depth {k}"
+                r = timer.check(solver, label, ask)
+                if r == z3.unsat:
+                    # every state reachable in exactly k steps satisfies the pending properties; saying
+                    # so helps the deeper queries and excludes no path
+                    solver.add(z3.Not(ask), *holds.values())
+                    break
+                if r == z3.unknown:
+                    for p in pending:
+                        found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
+                    pending = []
+                    break
+                mdl = solver.model()
+                ids = u.action_ids(mdl, k)
+                states = replay_actions(m, ids)
+                failing = [p for p in pending if z3.is_false(mdl.eval(holds[p.name], model_completion=True))]
+                if not failing:
+                    raise AssertionError(f"bmc: z3's model at depth {k} violates no pending property")
             for p in failing:
                 if not violated(m, p, states[-1]):
                     raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
@@ -317,7 +345,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                                                 make_trace(m, ids[:j], p.name) if traces else None, note=note)
                 pending.remove(p)
                 del holds[p.name]
-            solver.add(z3.Not(ask))
+            if ask is not None:
+                solver.add(z3.Not(ask))
     res = SymbolicResult("bmc", m.spec.name, m.spec.variant, m.config.to_json(), depth, solver=solver_kind,
                          lemmas=lemmas, kept_invariants=kept_names, from_depth=0 if refuted_below else from_depth,
                          refuted_below=from_depth if refuted_below else 0)

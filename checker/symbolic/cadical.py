@@ -5,8 +5,7 @@ unrolling to clauses; `Solver.dimacs()` prints them after a probe that stops at 
 CaDiCaL 1.9.5 decides the single query "does some property fail at a depth below K0" about five
 times faster than z3's own SAT core on Kafka (B7 at depth 32: 75 s against 384 s,
 benchmarks/RESULTS.md), where the shortest-first run's incremental queries keep z3, which reuses
-what it learnt from one depth to the next. Only the verdict is read back: a satisfiable answer
-sends bmc to the ordinary search, which finds and replays the path itself.
+what it learnt from one depth to the next. A path is read back through the action picks' names.
 """
 from __future__ import annotations
 
@@ -24,19 +23,29 @@ def _solver_class():
     return Solver
 
 
-def check(fd) -> str:
-    """"sat" or "unsat" for the assertions of `fd` (a z3 QF_FD solver, which this leaves unusable
-    for further queries)."""
+def check(fd, want=()) -> tuple[str, dict | None]:
+    """("sat" or "unsat", the model's values of the Bools named in `want`) for the assertions of
+    `fd` (a z3 QF_FD solver, which this leaves unusable for further queries). The values are read
+    through the names z3 prints beside the clauses; a name z3 simplified away is missing from the
+    dict, and the dict is None when unsat or when z3 decided the query while simplifying."""
     Solver = _solver_class()
     fd.set("max_conflicts", 0)
     r = fd.check()
     if r != z3.unknown:      # decided while simplifying
-        return str(r)
-    clauses = []
+        return str(r), None
+    clauses, var_of = [], {}
+    wanted = set(want)
     for line in fd.dimacs().splitlines():
-        if not line or line[0] in "cp":
+        if not line or line[0] == "p":
             continue
-        lits = [int(x) for x in line.split()]
-        clauses.append(lits[:-1])       # each clause line ends with 0
+        if line[0] == "c":       # "c <var> <name>"
+            _, num, name = line.split(" ", 2)
+            if name in wanted:
+                var_of[name] = int(num)
+            continue
+        clauses.append([int(x) for x in line.split()][:-1])   # each clause line ends with 0
     with Solver(name="cadical195", bootstrap_with=clauses) as s:
-        return "sat" if s.solve() else "unsat"
+        if not s.solve():
+            return "unsat", None
+        true = {v for v in s.get_model() if v > 0}
+    return "sat", {name: v in true for name, v in var_of.items()}
