@@ -39,9 +39,9 @@ def check(fd, want=()) -> tuple[str, dict | None]:
         if not line or line[0] == "p":
             continue
         if line[0] == "c":       # "c <var> <name>"
-            _, num, name = line.split(" ", 2)
-            if name in wanted:
-                var_of[name] = int(num)
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[2] in wanted:
+                var_of[parts[2]] = int(parts[1])
             continue
         clauses.append([int(x) for x in line.split()][:-1])   # each clause line ends with 0
     with Solver(name="cadical195", bootstrap_with=clauses) as s:
