@@ -336,7 +336,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                     raise AssertionError(f"bmc: z3's model at depth {k} violates no pending property")
             for p in failing:
                 if not violated(m, p, states[-1]):
-                    raise AssertionError(f"bmc: the z3 path for {p.name} does not violate it when replayed")
+                    raise AssertionError(f"bmc: the solver's path for {p.name} does not violate it when replayed")
                 # below from_depth the path was not kept clear of p: cut it at its first violation
                 skipped = from_depth and not refuted_below
                 j = next(j for j in range(k + 1) if violated(m, p, states[j])) if skipped else k

@@ -67,16 +67,17 @@ class Transition:
         self._por = None
         self._indep = None
         self._pre_enc = Encoder(self.pre)
-        cons = self._relation()
-        self.relation = z3.And(*cons)
-        # the relation with an extra "idle" pick (no action, the state copied: every post cell
-        # defaults to its pre cell when no action is picked), for paths padded at the start
+        effects = self._relation()
+        one_action = z3.PbEq([(b, 1) for b in self.pick], 1) if self.pick else z3.BoolVal(False)
+        self.relation = z3.And(one_action, *effects)
+        # the same effects with an extra "idle" pick instead: no action, the state copied (every
+        # post cell defaults to its pre cell when no action is picked), for paths padded at the start
         self.idle = z3.Bool("idle")
-        self.relation_or_idle = z3.And(z3.PbEq([(b, 1) for b in self.pick] + [(self.idle, 1)], 1), *cons[1:])
+        self.relation_or_idle = z3.And(z3.PbEq([(b, 1) for b in self.pick] + [(self.idle, 1)], 1), *effects)
 
     def _relation(self) -> list:
         m, e, pick = self.m, self._pre_enc, self.pick
-        cons = [z3.PbEq([(b, 1) for b in pick], 1) if pick else z3.BoolVal(False)]
+        cons = []   # what each picked action requires and does; __init__ adds how many are picked
         for a in m.actions:
             parts = [e.defined(a.guard), e.bool(a.guard)]
             for t, v in a.updates:
@@ -254,8 +255,8 @@ class Unroller:
     def action_ids(self, model, k: int) -> list[int]:
         out = []
         for i in range(k):
-            # an idle step (idle_prefix) picks no action
-            out.extend(aid for aid, b in enumerate(self.acts[i]) if z3.is_true(model.eval(b, model_completion=True)))
+            out.append(next(aid for aid, b in enumerate(self.acts[i])
+                            if z3.is_true(model.eval(b, model_completion=True))))
         return out
 
     def state_values(self, model, i: int) -> tuple[int, ...]:
