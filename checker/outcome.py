@@ -20,6 +20,8 @@ below are defined independently of expansion order:
   not stored, and if there is one the search is incomplete (stop_reason "max_depth").
 - `max_states` N: after a level is added, if the count is >= N and the new level is non-empty,
   the search stops incomplete (stop_reason "max_states").
+- Out of memory (the vector engine): the levels fully checked before the allocation failed are kept,
+  the search is incomplete (stop_reason "memory"); engines that cannot keep them raise.
 - `generated` counts enabled (state, action) pairs expanded, including level D under max_depth.
 - Edges (for recoverable properties) list every expanded transition (src, dst, action) whose
   destination is stored.
@@ -62,7 +64,7 @@ class SearchOutcome:
     when_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] when
     edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action) for recoverable
     complete: bool = True
-    stop_reason: str | None = None  # "violation", "max_states", "max_depth", "deadlock"
+    stop_reason: str | None = None  # "violation", "max_states", "max_depth", "deadlock", "memory"
     elapsed: float = 0.0
     peak_memory: int = 0       # bytes (peak RSS of the process)
     store_bytes: int = 0       # bytes held by the visited store (fps, parents, actions, edges)

@@ -1,4 +1,6 @@
-"""Run a check: build the model, run an engine, judge properties, rebuild traces, write results.
+"""Run a check: build the model, run an engine, judge properties, rebuild traces.
+
+Nothing here writes files: `txncheck.reports` writes a result and its traces as one unit.
 
 `check_spec(spec, config=..., overrides=..., variant=..., engine=..., options=...)` is the one
 entry point shared by the CLI, the tests and the benchmarks.
@@ -9,17 +11,16 @@ import os
 import time
 from dataclasses import asdict, dataclass, replace
 
-from txncheck.spec.errors import ConfigError
+from txncheck.spec.errors import ConfigError, ResourceError
 from txncheck.spec.ground import GroundModel, ground
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES, Spec
 from txncheck.traces.build import build_trace
-from txncheck.traces.render import render_trace_text
-from txncheck.traces.schema import save, write_json_atomic, write_text_atomic
 
 from . import recoverable
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import concrete_path
+from .resources import memory_limit, out_of_memory_message
 from .result import CheckResult, PropertyOutcome
 
 ENGINES = ("vector", "scalar", "spark")
@@ -55,6 +56,14 @@ def variant_overrides(spec: Spec, variant: str | None) -> dict:
 
 def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: SparkSettings | None = None,
             model_ref=None) -> SearchOutcome:
+    try:
+        return _explore(model, engine, options, spark, model_ref)
+    except MemoryError:
+        # the vector engine keeps its checked levels itself; an engine that could not is left with nothing
+        raise ResourceError(out_of_memory_message(memory_limit())) from None
+
+
+def _explore(model, engine, options, spark, model_ref) -> SearchOutcome:
     if engine == "scalar":
         from .scalar import explore as run
         return run(model, options)
@@ -80,7 +89,7 @@ def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: Spa
 
 def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None,
                engine: str = DEFAULT_ENGINE, options: ExploreOptions = ExploreOptions(),
-               out: str | None = None, spark: SparkSettings | None = None, invariants: bool = False) -> CheckResult:
+               spark: SparkSettings | None = None, invariants: bool = False) -> CheckResult:
     """Check `spec` (optionally a variant of it) under a named config with overrides; `invariants`
     also checks its strengthening invariants (`Spec.with_invariants_checked`)."""
     if invariants:
@@ -103,11 +112,11 @@ def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str
                                   f"(see `txncheck specs {model.spec.name}`); choose a config that includes it")
     model_ref = (spec.name, cfg.name, tuple(sorted(merged.items())), variant, invariants)
     outcome = explore(model, engine, opts, spark, model_ref)
-    return judge(model, outcome, opts, engine, out)
+    return judge(model, outcome, opts, engine)
 
 
-def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, engine: str,
-          out: str | None = None) -> CheckResult:
+def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, engine: str) -> CheckResult:
+    """Decide every property's outcome and the verdict, and rebuild the traces (in memory)."""
     t0 = time.perf_counter()
     selected = selected_properties(model, options)
     variant = model.spec.variant
@@ -125,13 +134,13 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         if p.kind == ALWAYS:
             if p.name in outcome.violations:
                 tr = trace_for(p.name, outcome.violations[p.name], "violation")
-                po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, _trace_path(p.name))
+                po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
             else:
                 po = PropertyOutcome(p.name, p.kind, "holds" if outcome.complete else "unknown", doc)
         elif p.kind == SOMETIMES:
             if p.name in outcome.witnesses:
                 tr = trace_for(p.name, outcome.witnesses[p.name], "witness")
-                po = PropertyOutcome(p.name, p.kind, "witnessed", doc, tr.length, _trace_path(p.name))
+                po = PropertyOutcome(p.name, p.kind, "witnessed", doc, tr.length, trace_path(p.name))
             else:
                 po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
         elif p.kind == RECOVERABLE:
@@ -143,7 +152,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                     excl = f" without {', '.join(p.prop.exclude_tags)} actions" if p.prop.exclude_tags else ""
                     tr = trace_for(p.name, bad, "unrecoverable",
                                    f"from the last state no state satisfying {p.name}'s goal is reachable{excl}")
-                    po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, _trace_path(p.name))
+                    po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
             else:
                 po = PropertyOutcome(p.name, p.kind, "unknown", doc)
         else:  # pragma: no cover
@@ -152,7 +161,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     deadlock = None
     if outcome.deadlock is not None:
         tr = trace_for("deadlock", outcome.deadlock, "deadlock", "no action is enabled and the state is not terminal")
-        deadlock = {"depth": tr.length, "trace": _trace_path("deadlock")}
+        deadlock = {"depth": tr.length, "trace": trace_path("deadlock")}
     violated = any(o.outcome in ("violated", "unwitnessed") for o in outcomes) or deadlock is not None
     verdict = "violation" if violated else "pass" if outcome.complete else "incomplete"
     n = outcome.distinct
@@ -181,18 +190,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         coverage=coverage, unfired_rows=unfired, deadlock=deadlock, not_applicable=model.not_applicable,
         options={k: v for k, v in asdict(options).items() if k not in ("progress", "progress_interval", "workdir")},
         traces=traces)
-    if out:
-        write_outputs(result, out)
     return result
 
 
-def _trace_path(name: str) -> str:
+def trace_path(name: str) -> str:
     return f"traces/{name}.json"
-
-
-def write_outputs(result: CheckResult, out: str) -> None:
-    """`result.json` plus one JSON and one text file per trace; each file written atomically."""
-    for name, tr in sorted(result.traces.items()):
-        save(tr, os.path.join(out, _trace_path(name)))
-        write_text_atomic(os.path.join(out, f"traces/{name}.txt"), render_trace_text(tr))
-    write_json_atomic(os.path.join(out, "result.json"), result.to_json())

@@ -24,7 +24,20 @@ import sys
 
 from txncheck.spec.errors import ConfigError
 
+from txncheck.reports.run_output import RunOutput
+from txncheck.reports.writer import write_symbolic
+
 from .common import add_model_args
+
+
+def _written(data: dict, traces: dict, staged, out: str) -> dict:
+    """Write the result with each property's trace path as the user will find it (under --out)."""
+    names = {name: f"{name}.{suffix}.json" for name, (_, suffix) in traces.items()}
+    for p in data["properties"]:
+        if p["name"] in names:
+            p["trace"] = os.path.join(out, names[p["name"]])
+    write_symbolic(data, traces, staged)
+    return names
 
 
 def register(subparsers) -> None:
@@ -39,7 +52,7 @@ def register(subparsers) -> None:
     g.add_argument("--pdr", action="store_true",
                    help="IC3/PDR with z3's Spacer (experimental): proves small models without strengthening "
                    "invariants")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="with --pdr: seconds per property before answering unknown (default 300)")
     p.add_argument("--property", action="append", help="only these always properties (repeatable)")
     p.add_argument("--no-prove", action="store_true",
@@ -76,8 +89,6 @@ def _print_progress(label: str, seconds: float, result: str) -> None:
 
 
 def run(args) -> int:
-    from txncheck.checker.symbolic.bmc import bmc
-    from txncheck.checker.symbolic.induction import k_induction
     from .tables import load_model
     m = load_model(args)
     # every option is checked before any work starts: mining lemmas can take minutes
@@ -85,7 +96,9 @@ def run(args) -> int:
         raise ConfigError(f"--lemma-max-states needs --lemmas and a count of at least 1; got {args.lemma_max_states}")
     if args.pdr and args.lemmas:
         raise ConfigError("--lemmas applies to --depth and --induction, not --pdr; drop one of them")
-    if args.pdr and args.timeout <= 0:
+    if args.timeout is not None and not args.pdr:
+        raise ConfigError("--timeout applies to --pdr only; drop it")
+    if args.pdr and args.timeout is not None and not args.timeout > 0:
         raise ConfigError(f"--timeout must be positive; got {args.timeout}")
     if args.no_prove and args.depth is None:
         raise ConfigError("--no-prove applies to --depth (bounded model checking) only; drop it")
@@ -102,36 +115,38 @@ def run(args) -> int:
     on_query = _print_progress if args.progress else None
     if args.progress and args.pdr:
         raise ConfigError("--progress applies to --depth and --induction, not --pdr; drop one of them")
+    staged = RunOutput.prepare(args.out) if args.out else None  # a bad --out is found before any solving
+    try:
+        return _solve_and_report(args, m, on_query, staged)
+    finally:
+        if staged is not None:
+            staged.discard()
+
+
+def _solve_and_report(args, m, on_query, staged) -> int:
+    from txncheck.checker.symbolic.bmc import bmc
+    from txncheck.checker.symbolic.induction import k_induction
     lemmas = None
     if args.lemmas:
         from txncheck.checker.symbolic.lemmas import prove_lemmas
         lemmas = prove_lemmas(m, "explore", max_states=args.lemma_max_states)
     if args.pdr:
         from txncheck.checker.symbolic.pdr import pdr
-        res, _ = pdr(m, args.property, timeout_s=args.timeout)
+        res, _ = pdr(m, args.property, timeout_s=args.timeout if args.timeout is not None else 300.0)
     elif args.depth is not None:
         res = bmc(m, args.depth, args.property, solver=args.solver or "fd", lemmas=lemmas, prove=not args.no_prove,
                   on_query=on_query, from_depth=args.from_depth, refute_below=args.refute_below)
     else:
         res = k_induction(m, args.induction, args.property, simple_path=not args.no_simple_path,
                           solver=args.solver or "smt", lemmas=lemmas, on_query=on_query)
-    paths = {}
-    if args.out:
-        from txncheck.traces.render import render_trace_text
-        from txncheck.traces.schema import save, write_json_atomic, write_text_atomic
-        os.makedirs(args.out, exist_ok=True)
-        for p in res.properties:
-            if p.trace is not None:
-                path = os.path.join(args.out, f"{p.name}.{'cti' if p.status == 'cti' else 'trace'}.json")
-                save(p.trace, path)
-                write_text_atomic(path[:-len(".json")] + ".txt", render_trace_text(p.trace))
-                paths[p.name] = path
     data = res.to_json()
-    for p in data["properties"]:
-        if p["name"] in paths:
-            p["trace"] = paths[p["name"]]
-    if args.out:
-        write_json_atomic(os.path.join(args.out, "result.json"), data)
+    paths = {}
+    if staged is not None:
+        traces = {p.name: (p.trace, "cti" if p.status == "cti" else "trace")
+                  for p in res.properties if p.trace is not None}
+        rel = {name: os.path.join(args.out, r) for name, r in _written(data, traces, staged, args.out).items()}
+        staged.commit()
+        paths = rel
     if args.json:
         print(json.dumps(data, indent=1, ensure_ascii=False))
     else:

@@ -1,4 +1,4 @@
-"""Helpers shared by the command modules: spec loading and --set parsing."""
+"""Helpers shared by the command modules: exit codes, spec loading and --set parsing."""
 from __future__ import annotations
 
 from txncheck.spec import catalog
@@ -16,7 +16,10 @@ def parse_sets(items) -> dict[str, str]:
         if "=" not in item or not item.split("=", 1)[0].strip():
             raise ConfigError(f"--set expects KEY=VALUE, got {item!r} (for example --set rm=4)")
         k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
+        k, v = k.strip(), v.strip()
+        if k in out and out[k] != v:
+            raise ConfigError(f"--set {k} is given twice ({k}={out[k]} and {k}={v}); keep one")
+        out[k] = v
     return out
 
 

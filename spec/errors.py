@@ -24,3 +24,7 @@ class EvaluationError(TxncheckError):
         self.row = row
         self.state = state
         super().__init__(f"row {row}: {message}" if row else message)
+
+
+class ResourceError(TxncheckError):
+    """A run ran out of a resource (memory) before it could finish; the message says what to change."""

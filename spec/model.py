@@ -305,14 +305,19 @@ class Spec:
         for k, v in self.forced:  # a variant's switch wins over the named config
             values[k] = v
         max_states, max_depth = named.max_states, named.max_depth
+        changed: dict[str, object] = {}
         for k, v in dict(overrides).items():
             if k == "max_states":
-                max_states = _parse_bound(k, v)
+                max_states = changed[k] = _parse_bound(k, v)
             elif k == "max_depth":
-                max_depth = _parse_bound(k, v)
+                max_depth = changed[k] = _parse_bound(k, v)
             else:
-                values[k] = self.param(k).parse(v)
-        return ResolvedConfig(named.name, tuple(sorted(values.items())), max_states, max_depth)
+                parsed = self.param(k).parse(v)
+                if parsed != values[k]:
+                    changed[k] = parsed
+                values[k] = parsed
+        return ResolvedConfig(named.name, tuple(sorted(values.items())), max_states, max_depth,
+                              tuple(sorted(changed.items())))
 
     def with_invariants_checked(self) -> "Spec":
         """The strengthening invariants as ordinary always properties, for the explicit engines to check
@@ -399,11 +404,15 @@ class ResolvedConfig:
     values: tuple[tuple[str, object], ...]
     max_states: int | None = None
     max_depth: int | None = None
+    overrides: tuple[tuple[str, object], ...] = ()  # what differs from the named config (--set, a variant's switch)
 
     @property
     def env(self) -> dict[str, object]:
         return dict(self.values)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "values": dict(self.values),
-                "max_states": self.max_states, "max_depth": self.max_depth}
+        d = {"name": self.name, "values": dict(self.values), "max_states": self.max_states,
+             "max_depth": self.max_depth}
+        if self.overrides:  # absent when there are none, so plain runs write the same bytes as before
+            d["overrides"] = dict(self.overrides)
+        return d

@@ -89,99 +89,116 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
         complete, stop_reason = False, "violation"
     depth = 0
     n_front = 1
-    while n_front and not stop:
-        at_limit = options.max_depth is not None and depth >= options.max_depth
-        level_start = store.count
-        base = level_start - n_front
-        t0 = time.perf_counter()
-        exp = kernel.expand_cols(cols, P, need_has=options.check_deadlock)
-        timing["expand"] += time.perf_counter() - t0
-        generated += exp.generated
-        fired += exp.fired
-        found = False
-        if options.check_deadlock:
-            dead = np.flatnonzero(~exp.has_successor)
-            if len(dead):
-                dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
-                if len(dead) and deadlock is None:
-                    deadlock = base + int(dead[0])  # level sorted by fingerprint: the least
-                    found = True
+    safe = (store.count, len(levels), depth)  # the last point where every stored level was checked
+    try:
+        while n_front and not stop:
+            at_limit = options.max_depth is not None and depth >= options.max_depth
+            level_start = store.count
+            base = level_start - n_front
+            t0 = time.perf_counter()
+            exp = kernel.expand_cols(cols, P, need_has=options.check_deadlock)
+            timing["expand"] += time.perf_counter() - t0
+            generated += exp.generated
+            fired += exp.fired
+            found = False
+            if options.check_deadlock:
+                dead = np.flatnonzero(~exp.has_successor)
+                if len(dead):
+                    dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
+                    if len(dead) and deadlock is None:
+                        deadlock = base + int(dead[0])  # level sorted by fingerprint: the least
+                        found = True
 
-        # -- deduplicate --------------------------------------------------------------------
-        t0 = time.perf_counter()
-        c = exp.fps
-        m = len(c)
-        if m:
-            s = np.sort(c)
-            flag = np.empty(m, dtype=bool)
-            flag[0] = True
-            np.not_equal(s[1:], s[:-1], out=flag[1:])
-            u = s[flag]
-            del s, flag
-            known = store.contains(u)
-            grp = group_index(u, c)
-        else:
-            u = np.zeros(0, dtype=_U64)
-            grp = np.zeros(0, dtype=np.int64)
-            known = np.zeros(0, dtype=bool)
-        newmask = ~known
-        if want_edges and m:
-            src = (exp.parent_rows + base).astype(np.int64)
-            if at_limit:
-                cand_known = known[grp]
-                edge_src.append(src[cand_known])
-                edge_dst_fp.append(c[cand_known])
-                edge_act.append(exp.actions[cand_known])
+            # -- deduplicate --------------------------------------------------------------------
+            t0 = time.perf_counter()
+            c = exp.fps
+            m = len(c)
+            if m:
+                s = np.sort(c)
+                flag = np.empty(m, dtype=bool)
+                flag[0] = True
+                np.not_equal(s[1:], s[:-1], out=flag[1:])
+                u = s[flag]
+                del s, flag
+                known = store.contains(u)
+                grp = group_index(u, c)
             else:
-                edge_src.append(src)
-                edge_dst_fp.append(c)
-                edge_act.append(exp.actions)
-        if at_limit:
+                u = np.zeros(0, dtype=_U64)
+                grp = np.zeros(0, dtype=np.int64)
+                known = np.zeros(0, dtype=bool)
+            newmask = ~known
+            if want_edges and m:
+                src = (exp.parent_rows + base).astype(np.int64)
+                if at_limit:
+                    cand_known = known[grp]
+                    edge_src.append(src[cand_known])
+                    edge_dst_fp.append(c[cand_known])
+                    edge_act.append(exp.actions[cand_known])
+                else:
+                    edge_src.append(src)
+                    edge_dst_fp.append(c)
+                    edge_act.append(exp.actions)
+            if at_limit:
+                timing["dedup"] += time.perf_counter() - t0
+                if newmask.any():
+                    complete, stop_reason = False, "max_depth"
+                break
+            k = int(newmask.sum())
+            if k:
+                key = exp.parent_rows.astype(_U64)
+                key *= _U64(A)
+                key += exp.actions.astype(_U64)
+                best = np.full(len(u), np.iinfo(np.uint64).max, dtype=_U64)
+                np.minimum.at(best, grp, key)
+                kmin = best[newmask]
+                new_fps = u[newmask]
+                prow = (kmin // _U64(A)).astype(np.int64)
+                pact = (kmin % _U64(A)).astype(np.int32)
+                del key, best, kmin
+            del u, known, grp
             timing["dedup"] += time.perf_counter() - t0
-            if newmask.any():
-                complete, stop_reason = False, "max_depth"
-            break
-        k = int(newmask.sum())
-        if k:
-            key = exp.parent_rows.astype(_U64)
-            key *= _U64(A)
-            key += exp.actions.astype(_U64)
-            best = np.full(len(u), np.iinfo(np.uint64).max, dtype=_U64)
-            np.minimum.at(best, grp, key)
-            kmin = best[newmask]
-            new_fps = u[newmask]
-            prow = (kmin // _U64(A)).astype(np.int64)
-            pact = (kmin % _U64(A)).astype(np.int32)
-            del key, best, kmin
-        del u, known, grp
-        timing["dedup"] += time.perf_counter() - t0
-        if k:
-            t0 = time.perf_counter()
-            new_cols, _, newP = kernel.successors_cols(cols, prow, pact, known_fps=new_fps)
-            timing["materialise"] += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            store.add_level(new_fps, prow + base, pact)
-            timing["store"] += time.perf_counter() - t0
-            levels.append(k)
-            depth += 1
-            found = check_level(new_cols, level_start) or found
-            cols, P = new_cols, newP
-        else:
-            cols = np.zeros((kernel.width, 0), dtype=kernel.dtype)
-        del exp
-        n_front = k
-        if options.progress and time.perf_counter() - last_progress >= options.progress_interval:
-            last_progress = time.perf_counter()
-            progress.line(store.count, depth, generated)
-        if found and options.stop_on_violation:
-            complete, stop_reason = False, "violation"
-            break
-        if options.max_states is not None and store.count >= options.max_states and n_front:
-            complete, stop_reason = False, "max_states"
-            break
+            if k:
+                t0 = time.perf_counter()
+                new_cols, _, newP = kernel.successors_cols(cols, prow, pact, known_fps=new_fps)
+                timing["materialise"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                store.add_level(new_fps, prow + base, pact)
+                timing["store"] += time.perf_counter() - t0
+                levels.append(k)
+                depth += 1
+                found = check_level(new_cols, level_start) or found
+                cols, P = new_cols, newP
+            else:
+                cols = np.zeros((kernel.width, 0), dtype=kernel.dtype)
+            del exp
+            n_front = k
+            if options.progress and time.perf_counter() - last_progress >= options.progress_interval:
+                last_progress = time.perf_counter()
+                progress.line(store.count, depth, generated)
+            if found and options.stop_on_violation:
+                complete, stop_reason = False, "violation"
+                break
+            if options.max_states is not None and store.count >= options.max_states and n_front:
+                complete, stop_reason = False, "max_states"
+                break
+            safe = (store.count, len(levels), depth)
+    except MemoryError:
+        # out of memory mid-level: keep every level checked so far, report the search incomplete
+        cols = exp = None  # noqa: F841 - frees the frontier before the records are read
+        complete, stop_reason = False, "memory"
+        count, n_levels, depth = safe
+        del levels[n_levels:]
+        violations = {k_: v for k_, v in violations.items() if v < count}
+        witnesses = {k_: v for k_, v in witnesses.items() if v < count}
+        deadlock = deadlock if deadlock is not None and deadlock < count else None
+        want_edges = False
+        goal_parts = {k_: [] for k_ in goal_parts}
+        when_parts = {k_: [] for k_ in when_parts}
+    else:
+        count = store.count
     progress.done(store.count, depth, generated)
 
-    fps, parent, action = store.records()
+    fps, parent, action = (a[:count] for a in store.records())
     n = len(fps)
     store_bytes = store.nbytes()
     peak_store = store.peak_bytes
