@@ -125,3 +125,71 @@ def test_worker_killed_then_driver_killed_and_resumed(local_cluster, expected, t
     got = finish(p, out)
     same(got, expected)
     assert got["extra"]["resumed_levels"] >= done - 1
+
+
+# ---- the README's command as written: a relative --out against a standalone cluster ---------
+# Executors run in their own working directories (the worker's work/app-*/N/): a relative --out
+# once split the store between them and the driver, and the run "completed" with one state.
+def readme_command(cluster_, cwd, model_args, out_rel, timeout=900):
+    """`txncheck check ... --engine spark --master URL --out OUT` run from `cwd`; (rc, stdout, stderr)."""
+    exe = os.path.join(os.path.dirname(sys.executable), "txncheck")
+    cmd = [exe, "check", *model_args, "--engine", "spark", "--master", cluster_.url, "--out", out_rel]
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def executors_cwd_outputs(cluster_) -> list:
+    """Anything written under the executors' working directories by a relative path."""
+    work = os.path.join(cluster_.dir, "work")
+    return [os.path.join(d, f) for d, _, files in os.walk(work) for f in files
+            if f.endswith((".parquet", ".cand", ".json")) and "out" in os.path.relpath(d, work).split(os.sep)]
+
+
+def test_readme_command_with_a_relative_out(local_cluster, tmp_path):
+    """The README's command form on kafka tiny (the exact command, on ci, is the heavy test below)."""
+    rc, out, err = readme_command(local_cluster, tmp_path, ["kafka", "--config", "tiny"], "out/kafka-tiny-spark")
+    assert rc == 0, out + err
+    assert "verdict: PASS" in out
+    with open(tmp_path / "out" / "kafka-tiny-spark" / "result.json") as f:
+        res = json.load(f)
+    v = vector_explore(ModelRef("kafka", "tiny").build(), ExploreOptions())
+    assert (res["verdict"], res["stats"]["distinct"], res["stats"]["generated"]) == ("pass", v.distinct, v.generated)
+    assert (tmp_path / "out" / "kafka-tiny-spark" / "spark" / "manifest.json").exists()
+    assert executors_cwd_outputs(local_cluster) == []
+
+
+@pytest.mark.heavy
+def test_readme_command_as_written(local_cluster, tmp_path):
+    """README: `txncheck check kafka --config ci --engine spark --master spark://... --out out/kafka-ci-spark`
+    (about 30 s on the two 1-core workers of a quiet 2-core machine)."""
+    rc, out, err = readme_command(local_cluster, tmp_path, ["kafka", "--config", "ci"], "out/kafka-ci-spark")
+    assert rc == 0, out + err
+    v = vector_explore(ModelRef("kafka", "ci").build(), ExploreOptions())   # 1,225,124 states when written
+    assert f"{v.distinct:,} distinct states, {v.generated:,} generated, depth {len(v.level_sizes) - 1}" in out
+    assert "verdict: PASS" in out
+    with open(tmp_path / "out" / "kafka-ci-spark" / "result.json") as f:
+        res = json.load(f)
+    assert (res["verdict"], res["stats"]["distinct"]) == ("pass", v.distinct)
+    assert executors_cwd_outputs(local_cluster) == []
+
+
+SPLIT_STORE = """
+import sys
+from txncheck.checker.spark import __main__ as runner, engine
+engine.absolute = lambda path: path    # the engine before the fix: the store's path as given
+sys.exit(runner.main(sys.argv[1:]))
+"""
+
+
+def test_a_store_split_between_driver_and_executors_is_an_error(local_cluster, tmp_path):
+    """A store the driver and the executors see differently (here a relative path, which each
+    resolves against its own working directory; on a multi-machine cluster, a path that is not
+    on a shared filesystem) is an error naming the fix, with no outcome."""
+    summary = tmp_path / "summary.json"
+    p = subprocess.run([sys.executable, "-c", SPLIT_STORE, SPEC, "--config", CONFIG, "--master", local_cluster.url,
+                        "--executor-memory", "512m", "--store", "rel/store", "--json", str(summary)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "the Spark executors could not read level 0 of the store at rel/store" in p.stderr
+    assert "shared by the driver and every executor" in p.stderr
+    assert not summary.exists()

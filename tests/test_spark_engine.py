@@ -1,6 +1,9 @@
 """The Spark engine agrees with the vector engine (local[2], one shared session)."""
 from __future__ import annotations
 
+import glob
+import json
+import os
 import shutil
 import tempfile
 
@@ -120,3 +123,135 @@ def test_errors_are_clear(monkeypatch):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(SparkEngineError, match="needs a Java runtime"):
         session.check_java("4.0.0")
+
+
+# ---- a store the driver and the executors do not share is an error, never a verdict ----------
+def _after_jobs(monkeypatch, hook):
+    """Run `hook(ctx, root)` on the driver after every Spark job of the engine (before the
+    driver's checks): it stands in for a filesystem that loses or hides what a job wrote."""
+    from txncheck.checker.spark import engine
+    real = engine._Runner.run
+
+    def run(self, ctx):
+        got = real(self, ctx)
+        hook(ctx)
+        return got
+    monkeypatch.setattr(engine._Runner, "run", run)
+
+
+def _remove_one(paths):
+    paths = sorted(paths)
+    assert paths, "the test expected a file to remove"
+    os.remove(paths[0])
+
+
+def test_a_level_the_driver_cannot_read_is_an_error(spark, tmp_path, monkeypatch):
+    from txncheck.checker.spark.engine import StoreNotShared
+    store = tmp_path / "store"
+
+    def hook(ctx):
+        if ctx.mode == "step" and ctx.level == 2:   # level 3 just written: one of its files disappears
+            _remove_one(glob.glob(f"{store}/levels/00003/part=*/data.parquet"))
+    _after_jobs(monkeypatch, hook)
+    with pytest.raises(StoreNotShared, match=r"wrote level 3 of the store where the driver cannot read it .*"
+                       r"shared by the driver and every executor"):
+        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                             store=str(store)))
+    # the level was never recorded: a resume starts from the last level the driver could read
+    with open(store / "manifest.json") as f:
+        assert len(json.load(f)["records"]) == 3
+
+
+def test_a_level_the_executors_cannot_read_is_an_error(spark, tmp_path, monkeypatch):
+    """The README's relative --out on a cluster: the driver wrote level 0 where the executors did
+    not look, they expanded nothing, and the run 'completed' with one state."""
+    from txncheck.checker.spark import engine
+    from txncheck.checker.spark.engine import StoreNotShared
+    real = engine._initial_level
+
+    def initial_level(kernel, model, root, *args):
+        rec = real(kernel, model, root, *args)
+        monkeypatch.setattr(engine, "stored_rows", _hide_from_executors(root))
+        return rec
+    monkeypatch.setattr(engine, "_initial_level", initial_level)
+    with pytest.raises(StoreNotShared, match=r"executors could not read level 0 .*\(1 state; the executors read 0"):
+        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                             store=str(tmp_path / "s")))
+
+
+def _hide_from_executors(root):
+    """stored_rows for the driver's read-back of level 0, after which level 0 is moved away."""
+    from txncheck.checker.spark.verify import stored_rows
+
+    def rows(r, level, partitions):
+        got = stored_rows(r, level, partitions)
+        if level == 0:
+            shutil.move(f"{root}/levels/00000", f"{root}/hidden-00000")
+        return got
+    return rows
+
+
+def test_candidates_lost_between_executors_are_an_error(spark, tmp_path, monkeypatch):
+    from txncheck.checker.spark.engine import StoreNotShared
+    store = tmp_path / "store"
+
+    def hook(ctx):
+        if ctx.mode == "step" and ctx.level == 3:   # the candidates of level 5, in transit
+            _remove_one(glob.glob(f"{store}/cand/00005/to=*/from-*.cand"))
+    _after_jobs(monkeypatch, hook)
+    with pytest.raises(StoreNotShared, match=r"lost candidates of level 5 between tasks"):
+        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                             store=str(store)))
+
+
+def test_edges_the_driver_cannot_read_are_an_error(spark, tmp_path, monkeypatch):
+    """Recoverable properties are decided from the edges on the driver: missing ones would
+    hide a hanging transaction."""
+    from txncheck.checker.spark.engine import StoreNotShared
+    store = tmp_path / "store"
+
+    def hook(ctx):
+        if ctx.mode == "step" and ctx.level == 4:
+            _remove_one(glob.glob(f"{store}/edges/00005/task-*.parquet"))
+    _after_jobs(monkeypatch, hook)
+    with pytest.raises(StoreNotShared, match=r"edges out of level 5 where the driver cannot read them"):
+        explore(ModelRef("kafka", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                          store=str(store)))
+
+
+def test_resume_from_a_store_missing_a_level_file_is_an_error(spark, tmp_path):
+    from txncheck.checker.spark.engine import StoreNotShared
+    store = tmp_path / "store"
+    explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                         store=str(store)))
+    _remove_one(glob.glob(f"{store}/levels/00002/part=*/data.parquet"))
+    with pytest.raises(StoreNotShared, match=r"--resume .*level 2 is not all there from the driver"):
+        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume=str(store)))
+
+
+def test_a_relative_store_is_made_absolute_on_the_driver(spark, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    o = explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+                                                                             store="out/rel"))
+    assert o.extra["store"] == str(tmp_path / "out" / "rel")
+    assert (tmp_path / "out" / "rel" / "manifest.json").exists()
+    r = explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume="out/rel"))
+    assert r.distinct == o.distinct == 288
+
+
+def test_the_cli_gives_no_verdict_when_the_store_loses_a_level(spark, tmp_path, monkeypatch, capsys):
+    """Through `txncheck check`: exit 2, the error and its fix on stderr, no verdict, no result.json."""
+    from txncheck.cli.main import main
+    out = tmp_path / "out"
+
+    def hook(ctx):
+        if ctx.mode == "step" and ctx.level == 2:
+            _remove_one(glob.glob(f"{out}/spark/levels/00003/part=*/data.parquet"))
+    _after_jobs(monkeypatch, hook)
+    rc = main(["check", "twophase", "--config", "tiny", "--engine", "spark", "--master", "local[2]",
+               "--out", str(out)])
+    got = capsys.readouterr()
+    assert rc == 2, got
+    assert "where the driver cannot read it" in got.err and "shared by the driver and every executor" in got.err
+    assert "verdict" not in got.out.lower()
+    assert not (out / "result.json").exists()

@@ -22,6 +22,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from txncheck.spec.errors import TxncheckError
+
 from .session import SparkEngineError, check_java, conf_dir, require_pyspark
 
 HOST = "127.0.0.1"
@@ -233,7 +235,7 @@ def main(argv=None) -> int:
             print(f"master {c.url} PID {c.master_pid} {'running' if up else 'stopped'}; "
                   f"{c.alive_workers() if up else 0} workers alive (PIDs {c.worker_pids})")
             return 0 if up else 1
-    except SparkEngineError as e:
+    except TxncheckError as e:   # SparkEngineError, or ConfigError when pyspark is missing
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -18,9 +18,10 @@ run (and of a resume) only expands the last stored level. The driver records eac
 `manifest.json` after its job (its Parquet files are complete by then) and only then starts the
 next job, so `resume` continues a killed run from its last complete level with the same result;
 Spark's task retry survives lost executors (every file a task writes is a deterministic function
-of its inputs, written atomically). At the end the driver builds the BFS-order index (fps,
-parent, action) as memory-mapped .npy files, one level at a time, so it never holds the visited
-set in RAM.
+of its inputs, written atomically). Before recording a level the driver checks that nothing was
+lost between it and the executors (verify.py): a store they do not share is an error, never a
+verdict. At the end the driver builds the BFS-order index (fps, parent, action) as memory-mapped
+.npy files, one level at a time, so it never holds the visited set in RAM.
 """
 from __future__ import annotations
 
@@ -41,11 +42,13 @@ from txncheck.checker.outcome import ExploreOptions, SearchOutcome
 from txncheck.checker.progress import peak_rss
 
 from . import storage
+from .available import require_spark
 from .ref import ModelRef, SparkOptions
 from .session import SparkEngineError
+from .verify import Ledger, StoreNotShared, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
 
-__all__ = ["explore", "ModelRef", "SparkOptions", "SparkEngineError"]
+__all__ = ["explore", "ModelRef", "SparkOptions", "SparkEngineError", "StoreNotShared"]
 
 
 def _selected(model, options: ExploreOptions):
@@ -125,9 +128,21 @@ class _State:
             self.complete, self.stop_reason, self.finished = False, "max_states", True
 
 
+def absolute(path: str | None) -> str | None:
+    """`path` made absolute on the driver. Executors resolve a relative path against their own
+    working directory (a standalone worker's is work/app-*/N/), not the driver's, so a relative
+    store splits into one per process."""
+    if path is None or "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOptions | None = None) -> SearchOutcome:
+    # first: a missing pyspark/pyarrow is a ConfigError naming the fix, not an ImportError further on
+    require_spark(java=False)
     t_start = time.perf_counter()
     sopts = spark_options or SparkOptions()
+    sopts = dataclasses.replace(sopts, store=absolute(sopts.store), resume=absolute(sopts.resume))
     model = model_ref.build()
     kernel = model_ref.kernel()
     if bool(options.symmetry) != bool(model_ref.symmetry):
@@ -139,7 +154,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     recoverable = tuple(p.name for p in selected if p.kind == "recoverable")
     n_actions = len(model.actions)
 
-    workdir = tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir)
+    workdir = os.path.abspath(tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir))
     root = sopts.resume or sopts.store or os.path.join(workdir, "store")
     if sopts.resume and not storage.Manifest(root).exists() and storage.Manifest(os.path.join(root, "spark")).exists():
         root = os.path.join(root, "spark")
@@ -167,8 +182,10 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             st.advance(rec)
         # anything beyond the last record was written by the killed level: drop it
         manifest.clear_levels_from(len(st.levels), max(len(st.levels) - 1, 0))
+        ledger = Ledger(root, partitions)
+        ledger.load(records, len(st.levels))
     else:
-        partitions = None
+        partitions = ledger = None
         if manifest.exists() or sopts.store:
             manifest.clear_levels_from(0, 0)
 
@@ -179,6 +196,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     phases: dict[str, float] = {}
     from concurrent.futures import ThreadPoolExecutor
     cleaner = ThreadPoolExecutor(1, thread_name_prefix="txncheck-clean")
+    done = False
     try:
         if not st.finished or not records:
             phases["setup"] = time.perf_counter() - t_start
@@ -193,6 +211,12 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                 manifest.data = {"version": storage.SCHEMA_VERSION, "search": json.loads(json.dumps(search_key)),
                                  "partitions": partitions, "records": [], "engine": "spark"}
                 rec = _initial_level(kernel, model, root, partitions, always, sometimes, recoverable)
+                ledger = Ledger(root, partitions)
+                rec["parts"] = stored_rows(root, 0, partitions).tolist()
+                if sum(rec["parts"]) != rec["new"]:
+                    raise StoreNotShared(f"the driver cannot read back the {rec['new']} initial states it wrote "
+                                         f"to {root} (it reads {sum(rec['parts'])}); check that filesystem")
+                ledger.add_level(rec["parts"])
                 records.append(rec)
                 manifest.data["records"] = records
                 manifest.save()
@@ -212,12 +236,17 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                                     batch_rows=sopts.batch_rows)
                 if pending is None:
                     pending = _merge(runner.run(ctx(EXPAND)), stats, st.depth, EXPAND)
-                limit = st.at_limit()
-                got = _merge(runner.run(ctx(COUNT if limit else STEP)), stats, st.depth, COUNT if limit else STEP)
+                    ledger.check(pending, st.depth, EXPAND)
+                mode = COUNT if st.at_limit() else STEP
+                got = _merge(runner.run(ctx(mode)), stats, st.depth, mode)
+                # before the level is recorded: a level the driver cannot read all of is an error
+                parts = ledger.check(got, st.depth, mode)
                 rec = {"new": got["new"], "viol": got["viol"], "wit": got["wit"],
                        "generated": pending["generated"], "fired": pending["fired"], "dead": pending["dead"]}
-                if limit:
+                if mode == COUNT:
                     rec["limit"] = True
+                if parts is not None:
+                    rec["parts"] = parts
                 pending = got
                 dt = time.perf_counter() - t0
                 rec["seconds"] = round(dt, 4)
@@ -226,6 +255,8 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                 manifest.save()          # the level is durable from here on
                 cleaner.submit(storage.remove_candidates, root, st.depth + 1)   # consumed; off the critical path
                 st.advance(rec)
+                if len(st.levels) > len(ledger.levels):
+                    ledger.add_level(parts)
                 level_times.append(dt)
                 if options.progress:
                     rate = (st.total - states_run0) / max(time.perf_counter() - t_run, 1e-9)
@@ -237,6 +268,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         manifest.clear_levels_from(len(st.levels), len(records) - 1)
         manifest.data["finished"] = True
         manifest.save()
+        done = True
     finally:
         cleaner.shutdown(wait=True)
         t0 = time.perf_counter()
@@ -244,6 +276,8 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             from .session import stop
             stop(spark)
         phases["stop"] = time.perf_counter() - t0
+        if not done:    # an error: no outcome; the scratch space (and a temporary store) go
+            shutil.rmtree(workdir, ignore_errors=True)
 
     t0 = time.perf_counter()
     (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
@@ -377,7 +411,8 @@ def _task(ctx: LevelCtx, index: int, _rows):
 
 def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
     """The counts of one job (sum over tasks; least fingerprint per property)."""
-    out: dict = {"new": 0, "viol": {}, "wit": {}, "generated": 0, "fired": None, "dead": None}
+    out: dict = {"new": 0, "viol": {}, "wit": {}, "generated": 0, "fired": None, "dead": None,
+                 "seen": {}, "vis": {}, "wrote": {}, "sent": None, "edge_rows": None}
     agg = {"level": level, "mode": mode, "cand_bytes": 0, "cand_rows": 0, "level_bytes": 0, "t": {}}
     for r in sorted(parts, key=lambda r: r["task"]):
         out["new"] += r["new"]
@@ -394,6 +429,13 @@ def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
             out["dead"] = [r["dead"][0] + old[0], min(r["dead"][1], old[1])] if old else list(r["dead"])
         for key in ("cand_bytes", "cand_rows", "level_bytes"):
             agg[key] += r[key]
+        for key in ("seen", "vis", "wrote"):     # per partition: each is one task's
+            out[key].update(r[key])
+        if r["sent"] is not None:
+            s = np.asarray(r["sent"], dtype=np.int64)
+            out["sent"] = s if out["sent"] is None else out["sent"] + s
+        if r["edge_rows"] is not None:
+            out["edge_rows"] = (out["edge_rows"] or 0) + r["edge_rows"]
         for key, v in r["t"].items():
             agg["t"][key] = round(max(agg["t"].get(key, 0.0), v), 4)   # the slowest task's time
     stats.append(agg)

@@ -56,16 +56,11 @@ logger.pyworker.level = error
 
 
 def require_pyspark():
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise SparkEngineError("the Spark engine needs pyspark; install it with "
-                               "pip install 'txncheck[spark]' (pyspark, pyarrow)") from None
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise SparkEngineError("the Spark engine needs pyarrow>=18 for its Parquet store; "
-                               "pip install 'txncheck[spark]'") from None
+    """pyspark, once `require_spark` has checked that it and pyarrow import (a ConfigError naming
+    the fix otherwise)."""
+    from .available import require_spark
+    require_spark(java=False)
+    import pyspark
     return pyspark
 
 

@@ -62,8 +62,11 @@ def run_task(ctx: LevelCtx, task: int) -> dict:
     """One level step for the fingerprint partitions of `task`; returns its counts."""
     t0 = time.perf_counter()
     k = ctx.ref.kernel()
+    # seen/vis/wrote/sent/edge_rows: what this task read and wrote, per partition, for the driver
+    # to check against what it recorded and what it can read itself (verify.py)
     out = {"task": task, "new": 0, "viol": {}, "wit": {}, "generated": 0, "fired": [0] * ctx.n_actions,
-           "dead": None, "cand_bytes": 0, "cand_rows": 0, "level_bytes": 0, "t": {}}
+           "dead": None, "cand_bytes": 0, "cand_rows": 0, "level_bytes": 0, "t": {},
+           "seen": {}, "vis": {}, "wrote": {}, "sent": None, "edge_rows": None}
     timing = out["t"]
     sender = _Sender(ctx, task) if ctx.mode in (EXPAND, STEP) else None
     fired = np.zeros(ctx.n_actions, dtype=np.int64)
@@ -72,7 +75,11 @@ def run_task(ctx: LevelCtx, task: int) -> dict:
     # sets of all its partitions include the new level, and filter the candidates sent to them
     fronts = []
     for p in parts_of(ctx, task):
-        fronts.append(_read_frontier(ctx, p, k) if ctx.mode == EXPAND else _step(ctx, p, k, out, timing))
+        if ctx.mode == EXPAND:
+            fronts.append(_read_frontier(ctx, p, k))
+            out["seen"][p] = len(fronts[-1][0])
+        else:
+            fronts.append(_step(ctx, p, k, out, timing))
     if ctx.mode != COUNT:
         own = {p: _cached(ctx, p, ctx.level + (ctx.mode == STEP)) for p in parts_of(ctx, task)}
         pool = _Pool(ctx, k, sender, timing, own)
@@ -85,8 +92,9 @@ def run_task(ctx: LevelCtx, task: int) -> dict:
         t1 = time.perf_counter()
         sender.close()
         out["cand_bytes"], out["cand_rows"] = sender.nbytes, sender.rows
+        out["sent"] = sender.per_dest.tolist()
         if ctx.edges:
-            _write_edges(ctx, task, edge_parts)
+            out["edge_rows"] = _write_edges(ctx, task, edge_parts)
         _add(timing, "send", time.perf_counter() - t1)
     out["fired"] = fired.tolist()
     timing["total"] = time.perf_counter() - t0
@@ -112,9 +120,11 @@ def _step(ctx: LevelCtx, part: int, k, out: dict, timing: dict):
     empty = (np.zeros(0, np.uint64), np.zeros((k.width, 0), k.dtype))
     t0 = time.perf_counter()
     c = storage.read_candidates(ctx.store, ctx.level + 1, part, k.width, k.dtype)
+    out["seen"][part] = len(c)
     _add(timing, "read", time.perf_counter() - t0)
     t0 = time.perf_counter()
     visited = _visited(ctx, part)
+    out["vis"][part] = len(visited)
     _add(timing, "visited", time.perf_counter() - t0)
     if len(c) == 0:
         _remember(ctx, part, visited, ctx.level + (ctx.mode == STEP))
@@ -159,6 +169,7 @@ def _step(ctx: LevelCtx, part: int, k, out: dict, timing: dict):
     table = storage.level_table(new_fps, pfp, act, None, flags, cols=cols)
     fs, base = storage.fs_and_path(ctx.store)
     out["level_bytes"] += storage.write_table_atomic(table, storage.part_file(base, ctx.level + 1, part), fs)
+    out["wrote"][part] = len(new_fps)
     del table
     _add(timing, "write", time.perf_counter() - t0)
     t0 = time.perf_counter()
@@ -284,10 +295,12 @@ class _Sender:
         self.fs, self.base = storage.fs_and_path(ctx.store)
         self.writers: dict[int, storage.CandidateWriter] = {}
         self.nbytes = self.rows = 0
+        self.per_dest = np.zeros(ctx.partitions, dtype=np.int64)   # rows sent to each partition
 
     def send(self, fps, pfps, acts, cols, dest) -> None:
         """Send candidates already ordered by destination partition `dest`."""
         counts = np.bincount(dest, minlength=self.ctx.partitions)
+        self.per_dest += counts
         bounds = np.concatenate([[0], np.cumsum(counts)])
         for q in np.flatnonzero(counts):
             a, b = int(bounds[q]), int(bounds[q + 1])
@@ -303,7 +316,7 @@ class _Sender:
         self.writers = {}
 
 
-def _write_edges(ctx: LevelCtx, task: int, parts) -> None:
+def _write_edges(ctx: LevelCtx, task: int, parts) -> int:
     import pyarrow as pa
     lv = ctx.level if ctx.mode == EXPAND else ctx.level + 1    # the level whose edges these are
     fs, base = storage.fs_and_path(ctx.store)
@@ -316,6 +329,7 @@ def _write_edges(ctx: LevelCtx, task: int, parts) -> None:
         act = np.zeros(0, np.int32)
     t = pa.table({"src": src.view(np.int64), "dst": dst.view(np.int64), "action": act.astype(np.int32)})
     storage.write_table_atomic(t, f"{storage.edges_dir(base, lv)}/task-{task:05d}.parquet", fs)
+    return len(src)
 
 
 def _group_starts(s: np.ndarray) -> np.ndarray:
