@@ -17,7 +17,7 @@ GOLDEN = os.path.join(ROOT, "tests", "golden", "state_counts.json")
 SAFETY = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-2", "DUR-3", "ORD-1", "ORD-2", "ORD-3", "ORD-4", "DUP-1",
           "FENCE-1", "FENCE-2", "FENCE-3", "CEPOCH-1", "TRACK-1", "BOUNDS", "STRUCT-1", "STRUCT-2")
 LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")
-EXPECTED = {  # KAFKA-PROTOCOL §4: defects expected per protocol version, with no variant applied
+EXPECTED = {  # kafka-protocol §4: defects expected per protocol version, with no variant applied
     "tv2": set(),
     "verify": {"ATOM-2"},               # B1 (b): late produce joins the next transaction
     "kip98": {"TRACK-1", "LIVE-1", "ATOM-2"},  # B1 (a) hanging transaction and (b)

@@ -96,3 +96,94 @@ def test_readme_has_commands():
     cmds = [c for c, _ in readme_commands()]
     assert any("check twophase --set rm=3" in c for c in cmds)
     assert any(c.startswith("txncheck replay") for c in cmds)
+
+
+# ---- the Kafka spec's protocol references resolve in docs/kafka-protocol.md ---------------------
+
+PROTOCOL_DOC = os.path.join(ROOT, "docs", "kafka-protocol.md")
+_LABEL = r"[A-Z][A-Z0-9]*-?\d+"  # a row or item label: I11, ATOM-1, B9, KIP-447, TV2
+_ITEMS = rf"{_LABEL}(?:\s*[-/]\s*{_LABEL})*|(?:mechanics|obligation) \d+(?:-\d+)?"
+_CITE = re.compile(rf"§(\d+(?:\.\d+)?)(?:\s+({_ITEMS}))?")
+
+
+def _protocol_doc_index():
+    """Sections of docs/kafka-protocol.md (from numbered headings) and the labels each one defines:
+    first cells of table rows and bold paragraph leads, lower-cased (a label counts for its section
+    and for the enclosing ones)."""
+    sections, labels, current = set(), {}, None
+    for line in open(PROTOCOL_DOC, encoding="utf-8"):
+        h = re.match(r"#{1,4}\s+(\d+(?:\.\d+)?)\.?\s", line)
+        if h:
+            current = h.group(1)
+            sections.add(current)
+            continue
+        if current is None:
+            continue
+        found = []
+        cell = re.match(r"\|\s*([^|]+?)\s*\|", line)
+        if cell and not set(cell.group(1)) <= set("-: "):
+            found.append(cell.group(1).strip("*` "))
+        lead = re.match(r"\s*(?:[-*]\s+|\d+\.\s+)?\*\*([^*]+?)\*\*", line)
+        if lead:
+            text = lead.group(1)
+            found += [text, re.split(r"[:.(`]", text)[0], text.split()[0]]
+        for f in found:
+            key = f.strip(" .:,;`").lower()
+            for sec in (current, current.split(".")[0]):
+                labels.setdefault(sec, set()).add(key)
+    return sections, labels
+
+
+def _cited_items(items: str) -> list[str]:
+    """`I7-I9` -> I7, I8, I9; `A4/A5` -> A4, A5; `mechanics 1-2` -> mechanics 1, mechanics 2."""
+    m = re.fullmatch(r"(mechanics|obligation) (\d+)(?:-(\d+))?", items)
+    if m:
+        return [f"{m.group(1)} {k}" for k in range(int(m.group(2)), int(m.group(3) or m.group(2)) + 1)]
+    out = []
+    for part in re.split(r"\s*/\s*", items):
+        r = re.fullmatch(rf"({_LABEL})\s*-\s*({_LABEL})", part)
+        a, b = (r.group(1), r.group(2)) if r else (part, part)
+        (pa, na), (pb, nb) = re.fullmatch(r"(.*?)(\d+)", a).groups(), re.fullmatch(r"(.*?)(\d+)", b).groups()
+        if r and pa == pb:
+            out += [f"{pa}{k}" for k in range(int(na), int(nb) + 1)]
+        else:
+            out += [a] if a == b else [a, b]
+    return out
+
+
+def _spec_reference_texts():
+    """Files whose `kafka-protocol §x` (and bare `§x`) references point at docs/kafka-protocol.md."""
+    paths = [os.path.join(ROOT, "spec", "README.md"), os.path.join(ROOT, "spec", "FINDINGS.md")]
+    paths += sorted(_py_files(os.path.join("spec", "kafka")))
+    for path in paths:
+        yield os.path.relpath(path, ROOT), open(path, encoding="utf-8").read()
+
+
+def test_kafka_protocol_refs_resolve():
+    sections, labels = _protocol_doc_index()
+    missing, cited = [], 0
+    for rel, text in _spec_reference_texts():
+        assert "KAFKA-PROTOCOL" not in text, f"{rel} cites KAFKA-PROTOCOL: write `kafka-protocol §x` (docs/kafka-protocol.md)"
+        for m in _CITE.finditer(text):
+            sec, items = m.group(1), m.group(2)
+            cited += 1
+            line = text.count("\n", 0, m.start()) + 1
+            if sec not in sections:
+                missing.append(f"{rel}:{line}: §{sec} is not a section of docs/kafka-protocol.md")
+                continue
+            for item in _cited_items(items) if items else ():
+                if item.lower() not in labels.get(sec, set()):
+                    missing.append(f"{rel}:{line}: §{sec} {item} is not a label of that section")
+    assert cited > 100, f"only {cited} citations found: the citation pattern no longer matches the spec"
+    assert not missing, "references that docs/kafka-protocol.md does not resolve:\n" + "\n".join(missing)
+
+
+def test_kafka_protocol_ref_parser():
+    assert _cited_items("I7-I9") == ["I7", "I8", "I9"]
+    assert _cited_items("F4 / F5 / F8") == ["F4", "F5", "F8"]
+    assert _cited_items("ATOM-1") == ["ATOM-1"]
+    assert _cited_items("mechanics 1-2") == ["mechanics 1", "mechanics 2"]
+    sections, labels = _protocol_doc_index()
+    assert {"1.1", "2.1", "3.1", "3.12", "4", "5.2", "6"} <= sections
+    assert {"i11", "i12"} <= labels["3.1"] and "i13" not in labels["3.1"]
+    assert {"b1", "b15", "d5", "mechanics 3"} <= labels["6"] | labels["2.1"]

@@ -1,6 +1,9 @@
 """txncheck.spec.kafka: Apache Kafka's exactly-once transactions as explicit state-transition tables.
 
-Follows docs KAFKA-PROTOCOL.md: producer client (PC-*), transaction coordinator and transaction log
+References: every `kafka-protocol §x` (and every bare `§x`) in this package points at the section
+or labelled item x of docs/kafka-protocol.md, the protocol reference this spec follows.
+
+Tables: producer client (PC-*), transaction coordinator and transaction log
 (TC-*, TL-*), partition leaders and the group coordinator on __consumer_offsets (PL-*), the
 consume-transform-produce consumer (CS-*), network (NET-*) and faults (FLT-*); properties of §5;
 protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants.
@@ -26,5 +29,5 @@ SPEC = Spec(
                         f"partition of `ctp` need parts + ctp <= {MAXP}: lower parts or set ctp=0"),
                  Assume(Config("restart_txns") <= Config("txns"),
                         "restart_txns must not exceed txns (the Txn domain is sized by txns)")),
-    ref="docs/KAFKA-PROTOCOL.md; KIP-98, KIP-360, KIP-447, KIP-890",
+    ref="docs/kafka-protocol.md; KIP-98, KIP-360, KIP-447, KIP-890",
 )

@@ -24,7 +24,7 @@ ROWS = (
     Row("CS-01", "consumer", "OffsetFetch", params=(i,),
         guard=(CTP, pc_st[i] == PcState.READY, cs_pos[i] == -1, stable),
         updates=(cs_pos[i].set(gc_off),),
-        ref="KAFKA-PROTOCOL §1.5 KIP-447 (OffsetFetch RequireStable), §1.6 (position from OffsetFetch on "
+        ref="kafka-protocol §1.5 KIP-447 (OffsetFetch RequireStable), §1.6 (position from OffsetFetch on "
             "assignment and after an abort); KafkaConsumer.committed / ConsumerCoordinator.fetchCommittedOffsets",
         doc="Without KIP-447 (`kip447` = 0) the committed offset is read even while offsets are pending."),
 )

@@ -22,12 +22,12 @@ NET = Table("network", (
     Row("NET-01", "network", "drop a coordinator request", params=(i,),
         guard=(n_creq[i], env_loss < Config("losses")),
         updates=(n_creq[i].set(False), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
-        ref="KAFKA-PROTOCOL §1.7 network: drop (the client times out, outcome indefinite)"),
+        ref="kafka-protocol §1.7 network: drop (the client times out, outcome indefinite)"),
     Row("NET-02", "network", "drop a coordinator response", params=(i,),
         guard=(n_cresp[i] != CResp.NONE, env_loss < Config("losses")),
         updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
         tags=("network",),
-        ref="KAFKA-PROTOCOL §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
+        ref="kafka-protocol §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
 ), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).")
 
 prev = Max(i - 1, 0)
@@ -55,13 +55,13 @@ FLT = Table("faults", (
     Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,),
         guard=(i >= 1, pc_st[i] == PcState.IDLE, pc_st[prev] != PcState.IDLE),
         updates=(pc_st[i].set(PcState.UNINITIALIZED), pc_st[prev].set(PcState.CRASHED)), tags=("crash",),
-        ref="KAFKA-PROTOCOL §1.1 incarnations, §1.7 crash: a new process with the same tid starts UNINITIALIZED; "
+        ref="kafka-protocol §1.1 incarnations, §1.7 crash: a new process with the same tid starts UNINITIALIZED; "
             "its requests still in flight may arrive later"),
     Row("FLT-02", "env", "producer restart leaving a zombie", params=(i,),
         guard=(Config("zombies") >= 1, i >= 1, pc_st[i] == PcState.IDLE,
                Not(pc_st[prev].is_in(PcState.IDLE, PcState.CRASHED, PcState.FATAL_ERROR))),
         updates=(pc_st[i].set(PcState.UNINITIALIZED),), tags=("zombie",),
-        ref="KAFKA-PROTOCOL §1.7 zombie: the old incarnation is paused, not dead, and resumes later"),
+        ref="kafka-protocol §1.7 zombie: the old incarnation is paused, not dead, and resumes later"),
     Row("FLT-03", "env", "coordinator failover (reload, ce+1, re-drive)", params=(t, d),
         guard=(tid_used(t), tc_ce[t] < Config("failovers"), Or(Not(d), tc_pend[t] != Pend.NONE)),
         updates=(tl_st[t].set(new_st), tl_e[t].set(new_e),
@@ -80,7 +80,7 @@ FLT = Table("faults", (
                  g_ck[t].set(If(starts_durably, g_pk[t], g_ck[t])),
                  tc_ff[t].set(False), *clear_pend()),
         tags=("crash",),
-        ref="KAFKA-PROTOCOL §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "
+        ref="kafka-protocol §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "
             "Prepare* re-driven with the new coordinator epoch); TransactionStateManager."
             "loadTransactionsForTxnTopicPartition, TransactionCoordinator.onElection",
         doc="`durable` says whether the pending transition's append reached the HW before the leader "
@@ -91,7 +91,7 @@ FLT = Table("faults", (
                env_tlf < Config("tl_failures")),
         updates=(tc_ff[t].set(True), tc_last[t].set(-1), env_tlf.set(env_tlf + 1), *clear_pend()),
         tags=("crash",),
-        ref="KAFKA-PROTOCOL §1.7 failed transaction-log append, §6 B9; TransactionCoordinator.endTransaction "
+        ref="kafka-protocol §1.7 failed transaction-log append, §6 B9; TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback (error, isEpochFence: hasFailedEpochFence = true; the pending state is "
             "cleared, the cached epoch stays bumped and lastProducerEpoch -1, state Ongoing)",
         doc="The append of the PrepareAbort that an InitProducerId fence (TC-07) or a timeout (TC-40, TC-41) "

@@ -76,33 +76,33 @@ ROWS = (
     Row("PL-10", A, "Produce", params=(i, p, k),
         guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), pl_ver[p][T] == Ver.NONE),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
-        ref="KAFKA-PROTOCOL §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
+        ref="kafka-protocol §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
             "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
         doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
             "longer current is refused before the append's epoch check."),
     Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
-        ref=f"KAFKA-PROTOCOL §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
+        ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
             "ProducerStateEntry.findDuplicateBatch"),
     Row("PL-02", A, "Produce", params=(i, p, k),
         guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(FENCED_RESP)),
-        ref=f"KAFKA-PROTOCOL §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
+        ref=f"kafka-protocol §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
             f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
     Row("PL-03", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
-        ref=f"KAFKA-PROTOCOL §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
+        ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
     Row("PL-04", A, "Produce", params=(i, p, k),
         guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, pl_ver[p][T] == Ver.NONE),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), pl_ver[p][T].set(Ver.PENDING), pl_vi[p][T].set(i),
                  pl_vk[p][T].set(k)),
-        ref="KAFKA-PROTOCOL §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
+        ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
             "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
             "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
     Row("PL-05", A, "Produce", params=(i, p, k),
         guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
-        ref=f"KAFKA-PROTOCOL §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
+        ref=f"kafka-protocol §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
             f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
             "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
     Row("PL-12", A, "Produce", params=(i, p, k),
@@ -110,7 +110,7 @@ ROWS = (
         updates=(),
         ref="model timing restriction (module doc): the leader holds one batch per (p, pid) while it is verified "
             "and another batch of that pid waits in the network until the held one is released; Kafka would "
-            "share or replace the VerificationGuard (KAFKA-PROTOCOL §3.5 P4, §3.11; "
+            "share or replace the VerificationGuard (kafka-protocol §3.5 P4, §3.11; "
             "ProducerStateManager.maybeCreateVerificationStateEntry)",
         doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
     Row("PL-13", A, "Produce", params=(i, p, k),
@@ -121,7 +121,7 @@ ROWS = (
     Row("PL-06", A, "verified Produce appended", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
         updates=(*append_data(), *release()),
-        ref="KAFKA-PROTOCOL §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
+        ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
     Row("PL-14", A, "verified Produce appended", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
         updates=(g_bound.set(True),),
@@ -129,18 +129,18 @@ ROWS = (
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
-        ref="KAFKA-PROTOCOL §3.4 O2 after O3: the generation is checked once verification succeeded; "
+        ref="kafka-protocol §3.4 O2 after O3: the generation is checked once verification succeeded; "
             "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
     Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
         updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
-        ref="KAFKA-PROTOCOL §3.5 P5-P8 applied at append time, after verification"),
+        ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
     Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
-        ref="KAFKA-PROTOCOL §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
+        ref="kafka-protocol §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
     Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), *held(Ver.RETRY)),
         updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
-        ref="KAFKA-PROTOCOL §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
+        ref="kafka-protocol §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
 )
 
 # ---- WriteTxnMarkers at p (§3.8) ---------------------------------------------------------------
@@ -183,17 +183,17 @@ w3_bad = marker_rejected(me)
 MARKER_ROWS = (
     Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
-        ref="KAFKA-PROTOCOL §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
+        ref="kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
     Row("PL-21", A, "WriteTxnMarkers", params=(t, p, c),
         guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
         updates=(n_mk[t][p][c].set(False),),
-        ref="KAFKA-PROTOCOL §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
+        ref="kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
             "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
     Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
         guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
         updates=(*marker_append(mres == Result.COMMIT, me, c), n_mk[t][p][c].set(False),
                  tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p]))),
-        ref="KAFKA-PROTOCOL §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
+        ref="kafka-protocol §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
             "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
             "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
             "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
@@ -210,7 +210,7 @@ MARKER_ROWS = (
                env_exp < Config("expiries")),
         updates=(pl_e[p][t].set(-1), pl_seq[p][t].set(-1), pl_ce[p][t].set(-1), env_exp.set(env_exp + 1)),
         tags=("timeout",),
-        ref="KAFKA-PROTOCOL §3.12 X2 (no open span, idle > producer.id.expiration.ms); "
+        ref="kafka-protocol §3.12 X2 (no open span, idle > producer.id.expiration.ms); "
             "ProducerStateManager.removeExpiredProducers"),
 )
 

@@ -53,12 +53,12 @@ ROWS = (
     Row("PC-01", A, "initTransactions", params=(i,),
         guard=(Or(pc_st[i] == PcState.UNINITIALIZED, And(i == 0, pc_st[i] == PcState.IDLE)), idle_rq),
         updates=(pc_st[i].set(PcState.INITIALIZING), *send(Rq.INIT)),
-        ref=f"KAFKA-PROTOCOL §2.2 initTransactions; {TM}.initializeTransactions"),
+        ref=f"kafka-protocol §2.2 initTransactions; {TM}.initializeTransactions"),
     Row("PC-02", A, "InitProducerId response NONE", params=(i,),
         guard=(pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), n_cresp[i] == CResp.OK),
         updates=(pc_st[i].set(If(pc_st[i] == PcState.INITIALIZING, PcState.READY, pc_st[i])),
                  pc_e[i].set(n_cresp_e[i]), pc_bump[i].set(False), *reset_seqs(), *consume()),
-        ref=f"KAFKA-PROTOCOL §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
+        ref=f"kafka-protocol §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
     # -- beginTransaction -----------------------------------------------------------------------
     Row("PC-03", A, "beginTransaction", params=(i,),
         guard=(pc_st[i] == PcState.READY, pc_k[i] < If(i == 0, Config("txns"), Config("restart_txns")),
@@ -67,27 +67,27 @@ ROWS = (
                  b_src[i][pc_k[i] + 1].set(If(CTP, cs_pos[i], 0)), cs_pos[i].set(If(CTP, cs_pos[i] + 1, cs_pos[i])),
                  *[pc_add[i][q].set(False) for q in range(MAXP)],
                  *[pc_b[i][q].set(BatchSt.NONE) for q in range(MAXP)]),
-        ref=f"KAFKA-PROTOCOL §2.2 beginTransaction (local), §1.6 EOS loop (poll one input record first); "
+        ref=f"kafka-protocol §2.2 beginTransaction (local), §1.6 EOS loop (poll one input record first); "
             f"{TM}.beginTransaction, KafkaConsumer.poll",
         doc="With `ctp`, the loop polls the record at its position (read_committed) and advances the position."),
     # -- send: AddPartitionsToTxn (TV0/1), then the batch ------------------------------------------
     Row("PC-04", A, "send to p: AddPartitionsToTxn", params=(i, p),
         guard=(TV01, writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, Not(pc_add[i][p]), idle_rq),
         updates=tuple(send(Rq.ADD, p)),
-        ref=f"KAFKA-PROTOCOL §1.1 obligation 1, §3.2, §3.3 (AddOffsetsToTxn registers op); "
+        ref=f"kafka-protocol §1.1 obligation 1, §3.2, §3.3 (AddOffsetsToTxn registers op); "
             f"{TM}.maybeAddPartition / AddPartitionsToTxnHandler, sendOffsetsToTransaction / AddOffsetsToTxnHandler",
         doc="For p = op (the group's __consumer_offsets partition) this is AddOffsetsToTxn."),
     Row("PC-05", A, "AddPartitionsToTxn response NONE", params=(i,),
         guard=resp(Rq.ADD, CResp.OK),
         updates=(*[pc_add[i][q].set(Or(pc_add[i][q], pc_rqp[i] == q)) for q in range(MAXP)], *consume()),
-        ref=f"KAFKA-PROTOCOL §3.2 A4/A5; {TM}.AddPartitionsToTxnHandler"),
+        ref=f"kafka-protocol §3.2 A4/A5; {TM}.AddPartitionsToTxnHandler"),
     Row("PC-06", A, "Produce(batch) drained", params=(i, p),
         guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
                Or(TV2, pc_add[i][p]), begun, seq_room),
         updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
                  b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
                  pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1)),
-        ref="KAFKA-PROTOCOL §1.1 (seq fixed at batch creation), §3.4 (TxnOffsetCommit: a transactional batch "
+        ref="kafka-protocol §1.1 (seq fixed at batch creation), §3.4 (TxnOffsetCommit: a transactional batch "
             f"on op without sequence); RecordAccumulator.drain, Sender.sendProduceRequest; {TM}.TxnOffsetCommitHandler",
         doc="For p = op this is sendOffsetsToTransaction's TxnOffsetCommit(offset b_src + 1, generation), sent "
             "to the group coordinator; TV0/1 after AddOffsetsToTxn, TV2 directly (implicit add)."),
@@ -99,20 +99,20 @@ ROWS = (
         guard=(n_pres[i][p][k] == PResp.RETRY, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT, n_prod[i][p][k] < 2,
                pc_st[i] != PcState.CRASHED),
         updates=(n_pres[i][p][k].set(PResp.NONE), n_prod[i][p][k].set(n_prod[i][p][k] + 1)),
-        ref="KAFKA-PROTOCOL §2.2 retriable (NOT_ENOUGH_REPLICAS); Sender.canRetry -> reenqueueBatch (same seq)"),
+        ref="kafka-protocol §2.2 retriable (NOT_ENOUGH_REPLICAS); Sender.canRetry -> reenqueueBatch (same seq)"),
     Row("PC-09", A, "Produce response abortable", params=(i, p, k),
         guard=(n_pres[i][p][k].is_in(PResp.ABORTABLE, PResp.OOS), pc_k[i] == k, pc_b[i][p] == BatchSt.SENT,
                pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR)),
         updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.FAILED),
                  pc_st[i].set(PcState.ABORTABLE_ERROR),
                  pc_bump[i].set(Or(pc_bump[i], n_pres[i][p][k] == PResp.OOS, Config("client_bump") == 1))),
-        ref="KAFKA-PROTOCOL §2.2 abortable (INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE, OOS sets "
+        ref="kafka-protocol §2.2 abortable (INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE, OOS sets "
             f"epochBumpRequired); {TM}.handleFailedBatch"),
     Row("PC-10", A, "Produce response fatal", params=(i, p, k),
         guard=(n_pres[i][p][k] == PResp.FENCED, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT,
                pc_st[i] != PcState.CRASHED),
         updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.FATAL_ERROR)),
-        ref=f"KAFKA-PROTOCOL §2.2 fatal (PRODUCER_FENCED); {TM}.transitionToFatalError"),
+        ref=f"kafka-protocol §2.2 fatal (PRODUCER_FENCED); {TM}.transitionToFatalError"),
     Row("PC-11", A, "stale Produce response", params=(i, p, k),
         guard=(n_pres[i][p][k] != PResp.NONE, Or(pc_k[i] != k, pc_b[i][p] != BatchSt.SENT,
                                                  pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))),
@@ -124,26 +124,26 @@ ROWS = (
         updates=(pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.ABORTABLE_ERROR), env_dl.set(env_dl + 1),
                  pc_bump[i].set(Or(pc_bump[i], Config("client_bump") == 1))),
         tags=("network",),
-        ref="KAFKA-PROTOCOL §6 B1 trigger (a); RecordAccumulator.expiredBatches (delivery.timeout.ms): the "
+        ref="kafka-protocol §6 B1 trigger (a); RecordAccumulator.expiredBatches (delivery.timeout.ms): the "
             "request stays in flight (delayed), the client fails the batch"),
     Row("PC-13", A, "request timeout: resend the same batch", params=(i, p),
         guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, begun, n_prod[i][p][pc_k[i]] < 2,
                env_dup < Config("duplicates")),
         updates=(n_prod[i][p][pc_k[i]].set(n_prod[i][p][pc_k[i]] + 1), env_dup.set(env_dup + 1)),
         tags=("network",),
-        ref="KAFKA-PROTOCOL §1.7 duplicate by client retry; Sender (request.timeout.ms, retries, same seq)"),
+        ref="kafka-protocol §1.7 duplicate by client retry; Sender (request.timeout.ms, retries, same seq)"),
     # -- commitTransaction / abortTransaction ----------------------------------------------------
     Row("PC-14", A, "commitTransaction: EndTxn(COMMIT)", params=(i,),
         guard=(pc_st[i] == PcState.IN_TRANSACTION, idle_rq,
                ForAll(Part, lambda q: Or(Not(writes_to(q)), pc_b[i][q] == BatchSt.ACKED))),
         updates=(pc_st[i].set(PcState.COMMITTING_TRANSACTION), *send(Rq.COMMIT)),
-        ref=f"KAFKA-PROTOCOL §1.1 obligation 2 (flush first); {TM}.beginCommit, EndTxnHandler"),
+        ref=f"kafka-protocol §1.1 obligation 2 (flush first); {TM}.beginCommit, EndTxnHandler"),
     Row("PC-15", A, "abortTransaction: EndTxn(ABORT)", params=(i,),
         guard=(Or(pc_st[i] == PcState.ABORTABLE_ERROR,
                   And(pc_st[i] == PcState.IN_TRANSACTION, Config("app_aborts") == 1)),
                idle_rq, ForAll(Part, lambda q: pc_b[i][q] != BatchSt.SENT), started),
         updates=(pc_st[i].set(PcState.ABORTING_TRANSACTION), *send(Rq.ABORT)),
-        ref=f"KAFKA-PROTOCOL §2.2 abortTransaction; {TM}.beginAbort; nextRequest: EndTxn waits until no "
+        ref=f"kafka-protocol §2.2 abortTransaction; {TM}.beginAbort; nextRequest: EndTxn waits until no "
             "batch is incomplete"),
     Row("PC-16", A, "abortTransaction, transaction not started", params=(i,),
         guard=(Or(pc_st[i] == PcState.ABORTABLE_ERROR,
@@ -163,31 +163,31 @@ ROWS = (
                  *[pc_seq[i][q].set(If(TV2, 0, pc_seq[i][q])) for q in range(MAXP)],
                  g_ackc[i][pc_k[i]].set(Or(g_ackc[i][pc_k[i]], pc_rq[i] == Rq.COMMIT)),
                  cs_pos[i].set(If(And(CTP, pc_rq[i] == Rq.ABORT), -1, cs_pos[i]))),
-        ref=f"KAFKA-PROTOCOL §2.2 (abort via INITIALIZING when epochBumpRequired; TV2 adopts the returned "
+        ref=f"kafka-protocol §2.2 (abort via INITIALIZING when epochBumpRequired; TV2 adopts the returned "
             f"(pid, e) and resets seq); {TM}.EndTxnHandler.handleResponse, completeTransaction; after an abort "
             "the EOS loop rewinds to the committed offsets (KIP-447 example resetToLastCommittedPositions)"),
     # -- coordinator errors ----------------------------------------------------------------------
     Row("PC-18", A, "coordinator response retriable: resend", params=(i,),
         guard=(pc_rq[i] != Rq.NONE, n_cresp[i] == CResp.RETRY, pc_st[i] != PcState.CRASHED),
         updates=(n_cresp[i].set(CResp.NONE), n_creq[i].set(True)),
-        ref="KAFKA-PROTOCOL §2.2 retriable (NOT_COORDINATOR, CONCURRENT_TRANSACTIONS, ...); "
+        ref="kafka-protocol §2.2 retriable (NOT_COORDINATOR, CONCURRENT_TRANSACTIONS, ...); "
             f"{TM}.TxnRequestHandler.reenqueue"),
     Row("PC-19", A, "coordinator response abortable", params=(i,),
         guard=(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT), n_cresp[i] == CResp.ABORTABLE,
                pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION)),
         updates=(pc_st[i].set(PcState.ABORTABLE_ERROR), *consume()),
-        ref=f"KAFKA-PROTOCOL §2.2 abortable; {TM}.abortableError"),
+        ref=f"kafka-protocol §2.2 abortable; {TM}.abortableError"),
     Row("PC-20", A, "coordinator response fatal", params=(i,),
         guard=(pc_rq[i] != Rq.NONE, n_cresp[i].is_in(CResp.FENCED, CResp.FATAL, CResp.ABORTABLE),
                pc_st[i] != PcState.CRASHED,
                Not(And(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT), n_cresp[i] == CResp.ABORTABLE,
                        pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION)))),
         updates=(pc_st[i].set(PcState.FATAL_ERROR), *consume()),
-        ref=f"KAFKA-PROTOCOL §2.2 fatal (PRODUCER_FENCED, INVALID_TXN_STATE); {TM}.fatalError"),
+        ref=f"kafka-protocol §2.2 fatal (PRODUCER_FENCED, INVALID_TXN_STATE); {TM}.fatalError"),
     Row("PC-21", A, "request timeout after a lost request or response: resend", params=(i,),
         guard=(n_lost[i], pc_rq[i] != Rq.NONE, pc_st[i] != PcState.CRASHED),
         updates=(n_lost[i].set(False), n_creq[i].set(True)),
-        ref="KAFKA-PROTOCOL §1.7 (lost request, indefinite outcome); NetworkClient request.timeout.ms -> retry"),
+        ref="kafka-protocol §1.7 (lost request, indefinite outcome); NetworkClient request.timeout.ms -> retry"),
     Row("PC-22", A, "Produce(batch) drained", params=(i, p),
         guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
                Or(TV2, pc_add[i][p]), begun, Not(seq_room)),

@@ -65,84 +65,84 @@ LIVE_CLIENT = (PcState.IDLE, PcState.UNINITIALIZED, PcState.FATAL_ERROR, PcState
 PROPERTIES = (
     Always("ATOM-1", all_slots(lambda p, s: Implies(in_rc(p, s), log_out[p][s] == Outcome.COMMIT)),
            "No aborted or open read: every record below the LSO is in a span closed by a COMMIT marker.",
-           ref="KAFKA-PROTOCOL §5.2 ATOM-1"),
+           ref="kafka-protocol §5.2 ATOM-1"),
     Always("ATOM-2", all_slots(lambda p, s: Implies(And(data(p, s), log_out[p][s] != Outcome.NONE),
                                                      log_out[p][s] == g_dec[log_inc[p][s]][log_k[p][s]])),
            "Partition outcome = decision: a closed record's marker equals decided[γ(record)].",
-           ref="KAFKA-PROTOCOL §5.2 ATOM-2"),
+           ref="kafka-protocol §5.2 ATOM-2"),
     Always("ATOM-3", ATOM3,
            "Offsets all-or-nothing: at quiescence a transaction's outputs are committed exactly when its "
            "TxnOffsetCommit is (pending offsets are materialised only by the COMMIT marker of their own "
-           "transaction on op, which ATOM-2 checks against decided[γ]).", ref="KAFKA-PROTOCOL §5.2 ATOM-3",
+           "transaction on op, which ATOM-2 checks against decided[γ]).", ref="kafka-protocol §5.2 ATOM-3",
            applies=CTP),
     Always("EOS-1", And(EOS1_AT_MOST_ONCE, EOS1_QUIESCENT),
            "Consume-transform-produce: each input offset has at most one output in RC(out); at quiescence the "
            "outputs in RC(out) are exactly one per input offset below the group's committed offset.",
-           ref="KAFKA-PROTOCOL §5.2 EOS-1", applies=CTP),
-    Always("DECIDE-1", Not(g_torn), "No γ is both committed and aborted.", ref="KAFKA-PROTOCOL §5.2 structural"),
+           ref="kafka-protocol §5.2 EOS-1", applies=CTP),
+    Always("DECIDE-1", Not(g_torn), "No γ is both committed and aborted.", ref="kafka-protocol §5.2 structural"),
     Always("DUR-1", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         g_ackc[i][k], And(g_dec[i][k] == Outcome.COMMIT,
                           all_slots(lambda p, s: Implies(And(data(p, s), log_inc[p][s] == i, log_k[p][s] == k),
                                                          log_out[p][s] != Outcome.ABORT)))))),
            "Commit is final: an acknowledged EndTxn(COMMIT) means decided COMMIT and no ABORT marker for γ "
-           "(a durable PrepareCommit fixes the decision: DECIDE-1).", ref="KAFKA-PROTOCOL §5.2 DUR-1"),
+           "(a durable PrepareCommit fixes the decision: DECIDE-1).", ref="kafka-protocol §5.2 DUR-1"),
     Always("DUR-2", And(Not(g_vislost), Not(g_lso_dec)),
            "Stable visibility: no record leaves RC(p) (an ABORT never closes a record below the LSO) and the "
-           "LSO never moves back, so RC(p) only grows at its end.", ref="KAFKA-PROTOCOL §5.2 DUR-2"),
+           "LSO never moves back, so RC(p) only grows at its end.", ref="kafka-protocol §5.2 DUR-2"),
     Always("DUR-3", Implies(quiescent, ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
         And(in_use(p), g_ack[i][p][k], g_dec[i][k] == Outcome.COMMIT),
         Exists(Slot, lambda s: And(in_rc(p, s), log_inc[p][s] == i, log_k[p][s] == k))))))),
            "No lost acknowledged write: at quiescence every acknowledged batch of a COMMIT-decided γ is in RC(p).",
-           ref="KAFKA-PROTOCOL §5.2 DUR-3"),
+           ref="kafka-protocol §5.2 DUR-3"),
     Always("ORD-1", ForAll(Part, lambda p: ForAll(Slot, lambda s: (s < pl_end[p]) == (log_kind[p][s] != Kind.EMPTY))),
            "Offset order: the log is a gap-free prefix of slots, so RC and RU list records in offset order.",
-           ref="KAFKA-PROTOCOL §5.2 ORD-1"),
+           ref="kafka-protocol §5.2 ORD-1"),
     Always("ORD-2", all_slots(lambda p, s: Implies(
         And(data(p, s), log_out[p][s] != Outcome.NONE),
         Exists(Slot, lambda s2: And(s2 > s, log_pid[p][s2] == log_pid[p][s],
                                     log_kind[p][s2] == Kind.COMMIT + log_out[p][s] - Outcome.COMMIT)))),
            "Marker order: a closed record is followed by a marker of its pid with its outcome "
-           "(one open span per (p, pid) is structural: pl_open is a flag).", ref="KAFKA-PROTOCOL §5.2 ORD-2"),
+           "(one open span per (p, pid) is structural: pl_open is a flag).", ref="kafka-protocol §5.2 ORD-2"),
     Always("ORD-3", And(Not(g_lso_dec), ForAll(Part, lambda p: And(
         pl_lso[p] <= pl_end[p], ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
            "LSO never decreases, LSO <= HW, and LSO <= the first offset of every open span.",
-           ref="KAFKA-PROTOCOL §5.2 ORD-3"),
+           ref="kafka-protocol §5.2 ORD-3"),
     Always("ORD-4", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
         And(s < s2, output(p, s), data(p, s2), log_pid[p][s] == log_pid[p][s2], log_e[p][s] == log_e[p][s2]),
         log_seq[p][s] < log_seq[p][s2]))),
            "Producer order: within one (pid, e) at a data partition, sequence numbers strictly increase "
            "(TxnOffsetCommit batches on op carry none).",
-           ref="KAFKA-PROTOCOL §5.2 ORD-4"),
+           ref="kafka-protocol §5.2 ORD-4"),
     Always("DUP-1", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
         And(s < s2, output(p, s), data(p, s2)),
         Or(log_inc[p][s] != log_inc[p][s2], log_k[p][s] != log_k[p][s2])))),
            "Idempotence: each client batch (γ, p) appears at most once in p's log (data partitions: a retried "
            "TxnOffsetCommit carries no sequence and may be appended twice on op, harmlessly).",
-           ref="KAFKA-PROTOCOL §5.2 DUP-1"),
+           ref="kafka-protocol §5.2 DUP-1"),
     Always("FENCE-1", all_slots(lambda p, s: Implies(And(data(p, s), log_ret[p][s]), log_out[p][s] != Outcome.COMMIT)),
            "Zombie writes: no batch appended while Retired(pid, e) held is ever committed.",
-           ref="KAFKA-PROTOCOL §5.2 FENCE-1"),
+           ref="kafka-protocol §5.2 FENCE-1"),
     Always("FENCE-2", Not(g_f2), "Zombie decisions: no EndTxn with a retired epoch prepares a transition.",
-           ref="KAFKA-PROTOCOL §5.2 FENCE-2"),
+           ref="kafka-protocol §5.2 FENCE-2"),
     Always("FENCE-3", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
         And(i < j, tid_of(i) == tid_of(j), Not(pc_st[i].is_in(*LIVE_CLIENT)), Not(pc_st[j].is_in(*LIVE_CLIENT)),
             pc_st[i] != PcState.INITIALIZING, pc_st[j] != PcState.INITIALIZING, pc_e[i] != -1),
         pc_e[i] != pc_e[j]))),
            "Unique epochs: no two live incarnations (of one tid) hold the same (pid, e).",
-           ref="KAFKA-PROTOCOL §5.2 FENCE-3"),
+           ref="kafka-protocol §5.2 FENCE-3"),
     Always("EPOCH-1", ForAll(Tid, lambda t: tc_e[t] <= tl_e[t] + 1),
            "Epochs are spent only through the log: the coordinator's cached producer epoch is at most one above "
            "its durable one, so failed fence appends (NOT_ENOUGH_REPLICAS) cannot walk the epoch towards "
            "Short.MaxValue, where fencing and initialisation become impossible.",
-           ref="KAFKA-PROTOCOL §6 B9 (\"no epoch above MaxE\"); TransactionMetadata.prepareFenceProducerEpoch "
+           ref="kafka-protocol §6 B9 (\"no epoch above MaxE\"); TransactionMetadata.prepareFenceProducerEpoch "
                "(hasFailedEpochFence), KAFKA-9666"),
     Always("CEPOCH-1", Not(g_cereg),
            "Coordinator epochs at partitions never decrease: no marker with a lower ce is appended.",
-           ref="KAFKA-PROTOCOL §5.2 structural; ProducerAppendInfo.checkCoordinatorEpoch"),
+           ref="kafka-protocol §5.2 structural; ProducerAppendInfo.checkCoordinatorEpoch"),
     Always("TRACK-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
         pl_open[p][t], And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p])))),
            "No untracked span: every open span's pid has a durable Ongoing/Prepare* record listing p.",
-           ref="KAFKA-PROTOCOL §5.2 TRACK-1"),
+           ref="kafka-protocol §5.2 TRACK-1"),
     Always("BOUNDS", And(ForAll(Part, lambda p: pl_end[p] < Config("slots")), Not(g_bound)),
            "The log never fills its last slot, so no append was ever refused for lack of room, and no request "
            "needed an epoch beyond maxe or a sequence number beyond maxseq (rows PL-13, PL-14, PL-23, TC-91, TC-92, TC-96, "
@@ -152,7 +152,7 @@ PROPERTIES = (
            "IllegalStateException assertions (a transition outside validPreviousStates, or a cached Dead / "
            "PrepareEpochFence state; rows TL-07, TC-90, TC-93, TC-94, TC-95, TC-97 set the flag), so tc_st moves "
            "only along the valid-previous-state table.",
-           ref="KAFKA-PROTOCOL §2.1 mechanics 1-2, §3.1 I12; TransactionMetadata.prepareTransitionTo / "
+           ref="kafka-protocol §2.1 mechanics 1-2, §3.1 I12; TransactionMetadata.prepareTransitionTo / "
                "completeTransitionTo, TransactionCoordinator.handleInitProducerId / handleEndTransaction"),
     Always("STRUCT-2", ForAll(Inc, lambda i: Implies(
         Or(pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
@@ -160,16 +160,16 @@ PROPERTIES = (
         pc_k[i] >= 1)),
            "A client in a transaction, or holding a batch, has begun one (pc_k >= 1), so the index guard "
            "pc_k >= 1 of PC-06, PC-13 and PC-17 never disables them.",
-           ref="KAFKA-PROTOCOL §2.2 beginTransaction; TransactionManager.beginTransaction"),
+           ref="kafka-protocol §2.2 beginTransaction; TransactionManager.beginTransaction"),
     Recoverable("LIVE-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))),
                 "No hanging transaction: every open span can still be closed by protocol actions (no admin abort).",
-                exclude_tags=("admin",), ref="KAFKA-PROTOCOL §5.3 LIVE-1"),
+                exclude_tags=("admin",), ref="kafka-protocol §5.3 LIVE-1"),
     Recoverable("LIVE-2", ForAll(Tid, lambda t: Not(tl_st[t].is_in(*PREPARE))),
-                "Decisions complete: a tid in Prepare* can reach CompleteX.", ref="KAFKA-PROTOCOL §5.3 LIVE-2"),
+                "Decisions complete: a tid in Prepare* can reach CompleteX.", ref="kafka-protocol §5.3 LIVE-2"),
     Recoverable("LIVE-3", ForAll(Inc, lambda i: pc_st[i].is_in(PcState.READY, PcState.IDLE, PcState.FATAL_ERROR,
                                                                PcState.CRASHED)),
                 "Clients proceed: every incarnation that is not FATAL or crashed can reach READY.",
-                ref="KAFKA-PROTOCOL §5.3 LIVE-3"),
+                ref="kafka-protocol §5.3 LIVE-3"),
     Sometimes("Commit", Exists(Part, lambda p: Exists(Slot, lambda s: in_rc(p, s))),
               "A committed record becomes visible to read_committed readers."),
     Sometimes("Abort", Exists(Part, lambda p: Exists(Slot, lambda s: And(data(p, s), log_out[p][s] == Outcome.ABORT))),

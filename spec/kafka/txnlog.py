@@ -104,31 +104,31 @@ ROWS = (
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
                  n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t]), g_ci[t].set(0), g_ck[t].set(0),
                  *clear_pend()),
-        ref=f"KAFKA-PROTOCOL §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
+        ref=f"kafka-protocol §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
             "TransactionMetadata.completeTransitionTo"),
     Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
                completes_from("Ongoing")),
         updates=(*apply_ongoing(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(-1),
                  g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
-        ref=f"KAFKA-PROTOCOL §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
+        ref=f"kafka-protocol §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
     Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
                completes_from("Ongoing")),
         updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.ADDING, Ver.OK, pl_ver[p][t])),
                  g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
-        ref="KAFKA-PROTOCOL §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
+        ref="kafka-protocol §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
     Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c),
         guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
                prepare_from),
         updates=(*apply_prepare(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t])),
-        ref="KAFKA-PROTOCOL §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
+        ref="kafka-protocol §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
             "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback"),
     Row("TL-05", A, "TL append durable: PrepareAbort (fence or timeout)", params=(t, c),
         guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.INTERNAL, tc_ce[t] == c, prepare_from),
         updates=apply_prepare(),
-        ref="KAFKA-PROTOCOL §3.1 I11, §3.9 T1, §2.1 mechanics 3 (PrepareEpochFence never written: the fence "
+        ref="kafka-protocol §3.1 I11, §3.9 T1, §2.1 mechanics 3 (PrepareEpochFence never written: the fence "
             "completes as PrepareAbort with the bumped epoch)"),
     Row("TL-06", A, "all markers acknowledged: TL append CompleteX", params=(t,),
         guard=(tid_used(t), tc_st[t].is_in(S.PrepareCommit, S.PrepareAbort), tc_pend[t] == Pend.NONE,
@@ -137,13 +137,13 @@ ROWS = (
                  tc_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
                  g_ci[t].set(0), g_ck[t].set(0), tc_ff[t].set(False)),
-        ref="KAFKA-PROTOCOL §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
+        ref="kafka-protocol §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
             "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete (which also "
             "clears hasFailedEpochFence)"),
     Row("TL-07", A, "TL append durable: illegal transition", params=(t,),
         guard=(tid_used(t), tc_pend[t] != Pend.NONE, Not(valid_completion)),
         updates=(g_illegal.set(True),),
-        ref="KAFKA-PROTOCOL §2.1 (valid previous states; mechanics 1-2); TransactionMetadata.prepareTransitionTo "
+        ref="kafka-protocol §2.1 (valid previous states; mechanics 1-2); TransactionMetadata.prepareTransitionTo "
             "(target not valid from the current state) / completeTransitionTo (throwStateTransitionFailure): "
             "IllegalStateException",
         doc="Kafka checks validPreviousStates when the transition is prepared; with one transition in flight "

@@ -139,7 +139,7 @@ VARIANTS = (
             "(instead of CONCURRENT_TRANSACTIONS, A3): the client writes to p for a transaction the coordinator "
             "never registered p for.",
             breaks=("TRACK-1", "ATOM-2"), edits=(ReplaceUpdate("TC-11", "n_cresp", _B15_RESP),), settings=KIP98_NO_B1,
-            ref="KAFKA-PROTOCOL §6 B15 (4); Kafka-compatible reimplementations, ydb-platform/ydb PRs #51053, #52731",
+            ref="kafka-protocol §6 B15 (4); Kafka-compatible reimplementations, ydb-platform/ydb PRs #51053, #52731",
             trigger="commit transaction 1 (PrepareCommit durable, markers pending); transaction 2 adds p: answered "
                     "NONE; its batch is appended into p before or after transaction 1's marker"),
     Variant("B9-bump-on-failed-fence",
@@ -159,7 +159,7 @@ VARIANTS = (
             "not told: the producer commits, and p's records, already aborted, are not part of the commit.",
             breaks=("ATOM-2", "DUR-1", "DUR-3"), edits=tuple(AddRow("partition", r) for r in _B11_ROWS),
             settings=(("protocol", "verify"), ("delays", 0)),
-            ref="KAFKA-10442 (KIP-664); KAFKA-PROTOCOL §6 B11",
+            ref="KAFKA-10442 (KIP-664); kafka-protocol §6 B11",
             trigger="batch appended at p (span open, p registered); EndTxn(COMMIT), PrepareCommit durable; admin "
                     "ABORT marker at p closes the span; the client's commit succeeds (DUR-1), the COMMIT marker "
                     "finds no open span and the acknowledged record stays aborted (DUR-3). Shortest: the admin "
