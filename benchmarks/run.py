@@ -44,7 +44,7 @@ def worker(argv: list[str]) -> None:
     model = build_model(spec, config, json.loads(overrides))
     opts = ExploreOptions(symmetry=sym == "1", stop_on_violation=False)
     if engine == "scalar":
-        from txncheck.checker.scalar import explore
+        from txncheck.checker.scalar.explore import explore
     else:
         from txncheck.checker.vector.explore import explore
     c0 = time.process_time()

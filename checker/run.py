@@ -1,103 +1,40 @@
-"""Run a check: build the model, run an engine, judge properties, rebuild traces.
+"""Run a check: ground the model request, run an engine, judge properties, rebuild traces.
 
 Nothing here writes files: `txncheck.reports` writes a result and its traces as one unit.
 
-`check_spec(spec, config=..., overrides=..., variant=..., engine=..., options=...)` is the one
-entry point shared by the CLI, the tests and the benchmarks.
+`check(request, engine, options)` is the one entry point shared by the CLI, the tests and the
+benchmarks; `check_spec` and `build_model` spell a request out of its parts.
 """
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
-from txncheck.spec.errors import ConfigError, ResourceError
-from txncheck.spec.ground import GroundModel, ground
+from txncheck.spec.errors import ConfigError
+from txncheck.spec.ground import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES, Spec
+from txncheck.spec.request import ModelRequest
 from txncheck.traces.build import build_trace
 
-from . import recoverable
+from . import engines, recoverable
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import concrete_path
-from .resources import memory_limit, out_of_memory_message
 from .result import CheckResult, PropertyOutcome
 
-ENGINES = ("vector", "scalar", "spark")
-DEFAULT_ENGINE = "vector"
+DEFAULT_ENGINE = engines.DEFAULT_ENGINE
 
 
-@dataclass(frozen=True)
-class SparkSettings:
-    master: str = "local[*]"
-    partitions: int | None = None
-    resume: str | None = None
-    out: str | None = None
-    driver_memory: str | None = None
-    executor_memory: str | None = None
+def build_model(spec: "Spec | str", config: str | None = None, overrides=(), variant: str | None = None) -> GroundModel:
+    """The ground model of a request spelt out (the variant's settings merged under `overrides`)."""
+    return ModelRequest.of(spec, config, dict(overrides), variant).ground()
 
 
-def build_model(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None) -> GroundModel:
-    s = spec.with_variant(variant)
-    cfg = s.resolve_config(config or default_config(s, variant), dict(overrides))
-    return ground(s, cfg)
-
-
-def default_config(spec: Spec, variant: str | None) -> str | None:
-    """A variant's own config, else the spec's first."""
-    if variant:
-        return spec.variant_named(variant).config
-    return spec.configs[0].name if spec.configs else None
-
-
-def variant_overrides(spec: Spec, variant: str | None) -> dict:
-    return dict(spec.variant_named(variant).settings) if variant else {}
-
-
-def explore(model: GroundModel, engine: str, options: ExploreOptions, spark: SparkSettings | None = None,
-            model_ref=None) -> SearchOutcome:
-    try:
-        return _explore(model, engine, options, spark, model_ref)
-    except MemoryError:
-        # the vector engine keeps its checked levels itself; an engine that could not is left with nothing
-        raise ResourceError(out_of_memory_message(memory_limit())) from None
-
-
-def _explore(model, engine, options, spark, model_ref) -> SearchOutcome:
-    if engine == "scalar":
-        from .scalar import explore as run
-        return run(model, options)
-    if engine == "vector":
-        try:
-            from .vector.explore import explore as run
-        except ImportError as err:  # pragma: no cover - the vector engine ships with the package
-            raise ConfigError(f"the vector engine is unavailable ({err}); use --engine scalar") from None
-        return run(model, options)
-    if engine == "spark":
-        from .spark.engine import explore as spark_explore
-        from .spark.ref import ModelRef, SparkOptions
-        spark = spark or SparkSettings()
-        name, cfg, overrides, variant, invariants = model_ref
-        ref = ModelRef(name, cfg, tuple((k, str(v)) for k, v in overrides), variant, options.symmetry, invariants)
-        store = os.path.join(spark.out, "spark") if spark.out else None
-        return spark_explore(ref, options, SparkOptions(master=spark.master, partitions=spark.partitions,
-                                                        store=store, resume=spark.resume,
-                                                        driver_memory=spark.driver_memory,
-                                                        executor_memory=spark.executor_memory))
-    raise ConfigError(f"unknown engine '{engine}'; choose one of {', '.join(ENGINES)}")
-
-
-def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str | None = None,
-               engine: str = DEFAULT_ENGINE, options: ExploreOptions = ExploreOptions(),
-               spark: SparkSettings | None = None, invariants: bool = False) -> CheckResult:
-    """Check `spec` (optionally a variant of it) under a named config with overrides; `invariants`
-    also checks its strengthening invariants (`Spec.with_invariants_checked`)."""
-    if invariants:
-        spec = spec.with_invariants_checked()
-    overrides = dict(overrides)
-    vo = variant_overrides(spec, variant)
-    merged = {**vo, **overrides}
-    model = build_model(spec, config, merged, variant)
+def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreOptions = ExploreOptions(),
+          settings=None) -> CheckResult:
+    """Ground `request`, search it with `engine` (its own `settings`, e.g. Spark's), judge the outcome."""
+    chosen = engines.engine_named(engine)
+    model = request.ground()
     cfg = model.config
     opts = options
     if opts.max_states is None and cfg.max_states is not None:
@@ -110,9 +47,16 @@ def check_spec(spec: Spec, config: str | None = None, overrides=(), variant: str
             if n in model.not_applicable:
                 raise ConfigError(f"property {n} does not apply to this configuration of {model.spec.name} "
                                   f"(see `txncheck specs {model.spec.name}`); choose a config that includes it")
-    model_ref = (spec.name, cfg.name, tuple(sorted(merged.items())), variant, invariants)
-    outcome = explore(model, engine, opts, spark, model_ref)
+    outcome = engines.explore(chosen, request, model, opts, settings)
     return judge(model, outcome, opts, engine)
+
+
+def check_spec(spec: "Spec | str", config: str | None = None, overrides=(), variant: str | None = None,
+               engine: str = DEFAULT_ENGINE, options: ExploreOptions = ExploreOptions(),
+               settings=None, invariants: bool = False) -> CheckResult:
+    """Check `spec` (optionally a variant of it) under a named config with overrides; `invariants`
+    also checks its strengthening invariants (`Spec.with_invariants_checked`)."""
+    return check(ModelRequest.of(spec, config, dict(overrides), variant, invariants), engine, options, settings)
 
 
 def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, engine: str) -> CheckResult:

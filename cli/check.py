@@ -8,24 +8,23 @@ import sys
 
 from dataclasses import replace
 
-from txncheck.checker import resources
+from txncheck.checker import engines, resources
 from txncheck.checker.fingerprint import format_probability
 from txncheck.checker.outcome import ExploreOptions
-from txncheck.checker.run import DEFAULT_ENGINE, ENGINES, SparkSettings, check_spec, default_config
+from txncheck.checker.run import check
 from txncheck.reports.run_output import RunOutput
 from txncheck.reports.writer import write_check
 from txncheck.spec.errors import ConfigError
 
-from .common import add_model_args, load_spec, parse_sets
+from .common import add_model_args, model_request
 from .exit_codes import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
-
-_SPARK_ONLY = ("master", "partitions", "resume", "driver_memory", "executor_memory")
 
 
 def register(sub):
     p = sub.add_parser("check", help="explore every reachable state and check the properties")
     add_model_args(p)
-    p.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE, help=f"search engine (default {DEFAULT_ENGINE})")
+    p.add_argument("--engine", choices=engines.names(), default=engines.DEFAULT_ENGINE,
+                   help="search engine: " + "; ".join(f"{e.name}: {e.summary}" for e in engines.ENGINES))
     p.add_argument("--symmetry", action="store_true", help="reduce by the spec's declared symmetries")
     p.add_argument("--max-states", type=int, metavar="N", help="stop after the level that reaches N states")
     p.add_argument("--max-depth", type=int, metavar="D", help="explore at most D steps deep")
@@ -59,71 +58,58 @@ def default_out(spec: str, config: str, variant: str | None, changed: dict | Non
     return os.path.join("out", name)
 
 
-def _refuse_idle_flags(args, spec) -> None:
-    """A flag the chosen engine or spec would ignore is refused, never silently dropped."""
-    if args.engine != "spark":
-        given = [f"--{n.replace('_', '-')}" for n in _SPARK_ONLY if getattr(args, n) is not None]
-        if given:
-            raise ConfigError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the spark engine only; "
-                              f"add --engine spark or drop {'it' if len(given) == 1 else 'them'}")
-    elif args.memory_budget is not None or args.max_memory is not None:
-        raise ConfigError("--memory-budget and --max-memory apply to the vector and scalar engines; on Spark use "
-                          "--driver-memory and --executor-memory")
-    if args.memory_budget is not None and args.engine != "vector":
-        raise ConfigError("--memory-budget applies to the vector engine only (it spills the visited set); drop it "
-                          "or add --engine vector")
-    if args.symmetry and spec.symmetry is None:
-        raise ConfigError(f"spec {spec.name} declares no symmetry, so --symmetry would change nothing; drop it")
-
-
 def run(args) -> int:
-    spec = load_spec(args.spec)
     if args.max_states is not None and args.max_states < 1:
         raise ConfigError("--max-states must be at least 1")
     if args.max_depth is not None and args.max_depth < 0:
         raise ConfigError("--max-depth must be 0 or more")
     if args.partitions is not None and args.partitions < 1:
         raise ConfigError("--partitions must be at least 1")
-    _refuse_idle_flags(args, spec)
+    request = model_request(args, invariants=args.invariants)
+    spec = request.spec_to_check()  # a misspelt spec, variant or constant is reported here, before anything runs
+    engine = engines.engine_named(args.engine)
+    engines.refuse_unsupported(engine, {flag: getattr(args, flag.replace("-", "_"))
+                                        for flag in engines.engine_options()})
+    if args.symmetry and spec.symmetry is None:
+        raise ConfigError(f"spec {spec.name} declares no symmetry, so --symmetry would change nothing; drop it")
     max_memory = resources.parse_megabytes("--max-memory", args.max_memory)
     budget = resources.parse_megabytes("--memory-budget", args.memory_budget)
     options = ExploreOptions(symmetry=args.symmetry, max_states=args.max_states, max_depth=args.max_depth,
                              stop_on_violation=not args.keep_going, check_deadlock=args.deadlock,
                              properties=tuple(args.property) if args.property else None,
                              progress=args.progress, memory_budget=budget)
-    invariant_names = {p.name for p in spec.invariants_for_induction}
     if args.property and not args.invariants:
-        named = sorted(n for n in args.property if n in invariant_names)
+        named = sorted(n for n in args.property if n in {p.name for p in spec.invariants_for_induction})
         if named:
             raise ConfigError(f"{', '.join(named)} is a strengthening invariant, not a property; add --invariants "
                               "to check it")
-    sets = parse_sets(args.set)
-    config = args.config or default_config(spec, args.variant)  # also validates the variant name
-    out = args.out or default_out(spec.name, config or "default", args.variant,
-                                  _changed_values(spec, config, args.variant, sets))
-    if args.engine == "spark":
+    out = args.out or default_out(request.spec_name, request.config_name(spec) or "default", request.variant,
+                                  request.changed_values())
+    settings = None
+    if engine.name == "spark":
         from txncheck.checker.spark import require_spark
+        from txncheck.checker.spark.ref import SparkOptions
         require_spark()
         out = os.path.abspath(out)  # the executors' working directory is not ours
-    staged = RunOutput.prepare(out, keep=("spark",) if args.engine == "spark" else ())
-    spark = (SparkSettings(args.master or "local[*]", args.partitions, args.resume, out, args.driver_memory,
-                           args.executor_memory) if args.engine == "spark" else None)
+        settings = SparkOptions(master=args.master or "local[*]", partitions=args.partitions,
+                                store=os.path.join(out, "spark"), resume=args.resume,
+                                driver_memory=args.driver_memory, executor_memory=args.executor_memory)
+    staged = RunOutput.prepare(out, keep=("spark",) if engine.name == "spark" else ())
     # Spark's JVMs size their own memory (--driver-memory); a bound here would be inherited by them
-    limit = None if spark else max_memory or resources.default_max_memory()
-    if limit and args.engine == "vector" and budget is None:
+    limit = (max_memory or resources.default_max_memory()) if engine.in_process else None
+    if limit and "memory-budget" in engine.options and budget is None:
         options = replace(options, memory_budget=limit // 4)
     with staged, (resources.memory_bound(limit) if limit else contextlib.nullcontext()):
-        if not spark:
+        if engine.in_process:
             options = replace(options, workdir=staged.scratch("spill"))
-        result = check_spec(spec, config, sets, args.variant, args.engine, options, spark, args.invariants)
+        result = check(request, engine.name, options, settings)
         bound = resources.memory_limit()
         write_check(result, staged)
         staged.commit()
-    shown = args.out or out
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
-        print(summary(result, shown))
+        print(summary(result, args.out or out))
     if result.stop_reason == "memory":
         print(f"txncheck: {resources.out_of_memory_message(bound)}", file=sys.stderr)
     if result.verdict == "violation":
@@ -131,20 +117,6 @@ def run(args) -> int:
     if result.verdict == "incomplete" and (args.require_complete or result.stop_reason == "memory"):
         return EXIT_INCOMPLETE
     return EXIT_PASS
-
-
-def _changed_values(spec, config, variant, sets) -> dict:
-    """The --set values that differ from the named config's (a --set equal to it names the same run)."""
-    if not sets:
-        return {}
-    s = spec.with_variant(variant)
-    base = dict(s.resolve_config(config).values)
-    full = s.resolve_config(config, sets)
-    changed = {k: v for k, v in full.values if base.get(k) != v}
-    for k in ("max_states", "max_depth"):
-        if k in sets:
-            changed[k] = getattr(full, k)
-    return changed
 
 
 def summary(result, out: str | None) -> str:

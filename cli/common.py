@@ -4,6 +4,7 @@ from __future__ import annotations
 from txncheck.spec import catalog
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.model import Spec
+from txncheck.spec.request import ModelRequest
 
 
 def load_spec(name: str) -> Spec:
@@ -21,6 +22,12 @@ def parse_sets(items) -> dict[str, str]:
             raise ConfigError(f"--set {k} is given twice ({k}={out[k]} and {k}={v}); keep one")
         out[k] = v
     return out
+
+
+def model_request(args, invariants: bool = False) -> ModelRequest:
+    """The one ModelRequest a command's SPEC, --config, --set and --variant describe."""
+    load_spec(args.spec)  # an unknown spec is named before anything else
+    return ModelRequest.of(args.spec, args.config, parse_sets(args.set), getattr(args, "variant", None), invariants)
 
 
 def add_model_args(p, *, variant: bool = True) -> None:

@@ -10,19 +10,15 @@ import json
 
 from txncheck.spec.errors import ConfigError
 
-from .common import add_model_args, load_spec, parse_sets
+from .common import add_model_args, model_request
 
 CHECKS = ("determinism", "completeness", "type", "conformance")
 
 
 def load_model(args):
     """The ground model for SPEC, --variant (with the settings it is checked under), --config and --set
-    overrides, built the way `txncheck check` builds it."""
-    from txncheck.checker.run import build_model, default_config, variant_overrides
-    spec = load_spec(args.spec)
-    variant = getattr(args, "variant", None)
-    config = args.config or default_config(spec, variant)
-    return build_model(spec, config, {**variant_overrides(spec, variant), **parse_sets(args.set)}, variant)
+    overrides: the command's ModelRequest, grounded as `txncheck check` grounds it."""
+    return model_request(args).ground()
 
 
 def register(subparsers) -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from txncheck.checker import recoverable
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, check_spec, variant_overrides
-from txncheck.checker.scalar import explore as scalar_explore
+from txncheck.checker.scalar.explore import explore as scalar_explore
 from txncheck.checker.vector.explore import explore as vector_explore
 from txncheck.spec import catalog, twophase
 from txncheck.spec.domains import IdSet, IntRange

@@ -5,7 +5,7 @@ import sys
 
 CODE = """
 from txncheck.checker.run import build_model
-from txncheck.checker.scalar import explore
+from txncheck.checker.scalar.explore import explore
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.spec import catalog
 m = build_model(catalog.load('twophase'), 'tiny', {'rm': 3})

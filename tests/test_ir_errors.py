@@ -2,7 +2,7 @@
 import pytest
 
 from txncheck.checker.outcome import ExploreOptions
-from txncheck.checker.scalar import explore
+from txncheck.checker.scalar.explore import explore
 from txncheck.spec.domains import BOOL, ConstPlus, EnumDomain, IdSet, IntRange
 from txncheck.spec.errors import ConfigError, EvaluationError, SpecError
 from txncheck.spec.expr import And, Config, Param, Var

@@ -1,5 +1,9 @@
 """The symbolic benchmark rewrites only what it measures in RESULTS.md."""
-from txncheck.checker.symbolic.bench import write_section
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from symbolic_bench import write_section  # noqa: E402  (a script of benchmarks/, not a package module)
 
 RESULTS = """# Benchmark results
 

@@ -5,8 +5,8 @@ import pytest
 import z3  # noqa: F401  (a required dependency: its absence must fail)
 
 from txncheck.checker.symbolic.bmc import bmc
-from txncheck.checker.symbolic.lemmas import (Lemma, houdini, mine, prove_lemmas, reachable_states,
-                                              simulated_states)
+from txncheck.checker.symbolic.lemmas import Lemma, houdini, mine, prove_lemmas
+from txncheck.checker.vector.states import reachable_states, simulated_states
 from txncheck.spec import catalog
 from txncheck.spec.ground import ground
 

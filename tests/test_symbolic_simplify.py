@@ -5,7 +5,7 @@ import pytest
 
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, variant_overrides
-from txncheck.checker.symbolic.lemmas import reachable_states
+from txncheck.checker.vector.states import reachable_states
 from txncheck.checker.symbolic.simplify import freeze
 from txncheck.checker.vector.explore import explore
 from txncheck.spec import catalog

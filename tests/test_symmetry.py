@@ -5,7 +5,7 @@ from txncheck.checker import symmetry
 from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, check_spec
-from txncheck.checker.scalar import explore
+from txncheck.checker.scalar.explore import explore
 from txncheck.spec import catalog
 from txncheck.spec.ground import evaluate, successor
 

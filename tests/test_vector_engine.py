@@ -12,7 +12,7 @@ from txncheck.checker.compile_py import CompiledModel
 from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model
-from txncheck.checker.scalar import explore as scalar_explore
+from txncheck.checker.scalar.explore import explore as scalar_explore
 from txncheck.checker.vector.explore import explore as vector_explore
 from txncheck.checker.lookup import find_sorted, group_index
 from txncheck.checker.vector.kernel import VectorKernel

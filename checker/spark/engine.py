@@ -447,3 +447,8 @@ def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
         out["dead"] = [out["dead"][0], str(out["dead"][1])]
     return out
 
+
+
+def run(request, model, options: ExploreOptions, settings: SparkOptions | None = None) -> SearchOutcome:
+    """The registry's entry (`checker/engines.py`): executors rebuild the model from the request by name."""
+    return explore(ModelRef.of(request, options.symmetry), options, settings)

@@ -6,7 +6,6 @@ Python worker process, cached by the reference.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 from txncheck.spec.errors import ConfigError
@@ -26,35 +25,28 @@ class ModelRef:
     symmetry: bool = False
     invariants: bool = False  # also check the spec's strengthening invariants
 
-    def load_spec(self):
-        if ":" in self.spec:
-            mod, attr = self.spec.split(":", 1)
-            return getattr(importlib.import_module(mod), attr)
-        try:
-            from txncheck.spec import catalog  # written by the lead
-        except ImportError:
-            catalog = None
-        if catalog is not None:
-            return catalog.load(self.spec)
-        try:
-            return importlib.import_module(f"txncheck.spec.{self.spec}").SPEC
-        except ImportError:
-            raise ConfigError(f"unknown spec '{self.spec}'") from None
+    @staticmethod
+    def of(request, symmetry: bool = False) -> "ModelRef":
+        """The reference for a ModelRequest, with its config and the variant's settings resolved on the
+        driver (so a resumed store is recognised whatever defaults were in force)."""
+        if not isinstance(request.spec, str):
+            raise ConfigError(f"the Spark engine ships specs to executors by name; spec {request.spec_name} is "
+                              "an object: give its catalogue name or MODULE:ATTRIBUTE")
+        spec = request.spec_to_check()
+        return ModelRef(request.spec, request.config_name(spec), tuple(sorted(request.merged_overrides(spec).items())),
+                        request.variant, symmetry, request.invariants)
+
+    @property
+    def request(self):
+        from txncheck.spec.request import ModelRequest
+        return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant, self.invariants)
 
     def build(self):
-        """The GroundModel (cached per process)."""
-        got = _MODELS.get(self)
-        if got is None:
-            from txncheck.spec.ground import ground
-            spec = self.load_spec()
-            spec = (spec.with_invariants_checked() if self.invariants else spec).with_variant(self.variant)
-            got = ground(spec, spec.resolve_config(self.config, dict(self.overrides)))
-            _MODELS[self] = got
-        return got
+        """The GroundModel, grounded as every command grounds it (cached per process)."""
+        return self.request.ground()
 
     def kernel(self):
-        """The vector kernel for this model (cached per process); the slow stand-in when the
-        vector engine is not installed."""
+        """The vector kernel for this model (cached per process)."""
         got = _KERNELS.get(self)
         if got is None:
             got = make_kernel(self.build(), self.symmetry)
@@ -74,15 +66,11 @@ class ModelRef:
                    d.get("variant"), bool(d.get("symmetry", False)), bool(d.get("invariants", False)))
 
 
-_MODELS: dict = {}
 _KERNELS: dict = {}
 
 
 def make_kernel(model, symmetry: bool):
-    try:
-        from txncheck.checker.vector.kernel import VectorKernel
-    except ImportError:
-        from ._fallback_kernel import FallbackKernel as VectorKernel
+    from txncheck.checker.vector.kernel import VectorKernel
     return VectorKernel(model, symmetry)
 
 

@@ -174,17 +174,8 @@ def _proved_note(m: GroundModel, lemmas) -> str:
 
 
 def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
-    """The standard trace (traces/ schema) for a path; None if the traces package is absent."""
-    try:
-        from txncheck.checker.replay import trace_from_actions
-    except ImportError:
-        trace_from_actions = None
-    if trace_from_actions is not None:
-        return trace_from_actions(m, list(action_ids), prop_name)
-    try:
-        from txncheck.traces.build import build_trace
-    except ImportError:
-        return None
+    """The standard trace (traces/ schema) for a path found by the solver."""
+    from txncheck.traces.build import build_trace
     return build_trace(m, list(action_ids), prop_name, "violation", engine)
 
 

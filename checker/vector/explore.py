@@ -229,3 +229,8 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
         "vector_seconds": {k_: round(v, 3) for k_, v in timing.items()} | {"compile": round(t_compile, 3)},
     }
     return out
+
+
+def run(request, model: GroundModel, options: ExploreOptions, settings=None) -> SearchOutcome:
+    """The registry's entry (`checker/engines.py`): the vector engine needs only the ground model."""
+    return explore(model, options)

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from txncheck.checker.outcome import ExploreOptions
-from txncheck.checker.scalar import explore
+from txncheck.checker.scalar.explore import explore
 from txncheck.spec.domains import IdSet, IntRange
 from txncheck.spec.expr import Param, Var
 from txncheck.spec.ground import ground

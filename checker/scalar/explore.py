@@ -15,10 +15,10 @@ from txncheck.spec.errors import EvaluationError
 from txncheck.spec.ground import GroundModel, evaluate, successor
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
-from . import symmetry
-from .compile_py import CompiledModel
-from .outcome import ExploreOptions, SearchOutcome, selected_properties
-from .progress import Progress, peak_rss
+from .. import symmetry
+from ..compile_py import CompiledModel
+from ..outcome import ExploreOptions, SearchOutcome, selected_properties
+from ..progress import Progress, peak_rss
 
 
 def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
@@ -172,3 +172,8 @@ def _locate(model: GroundModel, s, err: EvaluationError) -> EvaluationError:
                                    model.render_state(s))
     err.state = model.render_state(s)
     return err
+
+
+def run(request, model: GroundModel, options: ExploreOptions, settings=None) -> SearchOutcome:
+    """The registry's entry (`checker/engines.py`): the scalar engine needs only the ground model."""
+    return explore(model, options)

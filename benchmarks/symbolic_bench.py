@@ -1,8 +1,8 @@
 """Timings of the symbolic engine on the shipped specs, as the Markdown section "Symbolic engine"
 of benchmarks/RESULTS.md.
 
-    python -m txncheck.checker.symbolic.bench [--write benchmarks/RESULTS.md] [--specs twophase,...]
-                                              [--max-depth K]
+    python benchmarks/symbolic_bench.py [--write benchmarks/RESULTS.md] [--specs twophase,...]
+                                         [--max-depth K]
 
 For each spec: `tables --verify` (tiny); bmc of the baseline to the explicit engine's depth and of
 each variant to its shortest counterexample (and the explicit engine's number, for comparison);
@@ -20,9 +20,9 @@ import time
 from txncheck.spec import catalog
 from txncheck.spec.ground import ground
 
-from .bmc import bmc
-from .induction import k_induction
-from .tables import verify_tables
+from txncheck.checker.symbolic.bmc import bmc
+from txncheck.checker.symbolic.induction import k_induction
+from txncheck.checker.symbolic.tables import verify_tables
 
 HEADER = "## Symbolic engine"
 
@@ -41,7 +41,7 @@ def _explicit(m):
 def run(specs=("twophase", "paxoscommit", "kafka"), induction_rm=range(1, 9), max_depth=None) -> str:
     """`max_depth`: skip bmc cases deeper than this (listed as not run)."""
     lines = [HEADER, "",
-             f"Measured by `python -m txncheck.checker.symbolic.bench` ({platform.python_version()}, "
+             f"Measured by `python benchmarks/symbolic_bench.py` ({platform.python_version()}, "
              f"z3 {_z3_version()}; bmc with `fd`, z3's finite-domain solver, k-induction with `smt`, its general "
              "solver: each command's default; timings under load, ±50%). `solver` is the sum of z3 `check()` "
              "times, `total` includes encoding and trace replay. bmc's first query is its 1-induction pass; what "

@@ -1,0 +1,1 @@
+"""The scalar reference engine (generated Python over state tuples)."""
