@@ -8,7 +8,7 @@ source is kept on the object (`.source`) for debugging.
 from __future__ import annotations
 
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import (BOOL_OPS, GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable)
+from txncheck.spec.ground_ir import BOOL_OPS, GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable
 
 from .fingerprint import Fingerprinter
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from txncheck.spec.errors import ConfigError, ResourceError
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.request import ModelRequest
 
 from .outcome import ExploreOptions, SearchOutcome

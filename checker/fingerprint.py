@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from txncheck.spec.ground import Layout
+from txncheck.spec.layout import Layout
 
 _TAG = b"txncheck.zobrist.v1"
 

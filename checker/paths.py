@@ -6,7 +6,8 @@ lowest-numbered enabled action whose successor's canonical fingerprint is the ne
 """
 from __future__ import annotations
 
-from txncheck.spec.ground import GroundModel, evaluate, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground_ir import GroundModel
 
 from . import symmetry
 from .fingerprint import Fingerprinter

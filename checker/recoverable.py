@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 
 from .outcome import SearchOutcome
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, replace
 
 from txncheck.spec.errors import ConfigError
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES, Spec
 from txncheck.spec.request import ModelRequest
 from txncheck.traces.build import build_trace

@@ -13,7 +13,7 @@ import numpy as np
 
 from txncheck.spec.domains import SubsetDomain
 from txncheck.spec.errors import SpecError
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 
 
 @dataclass(frozen=True)

@@ -6,240 +6,24 @@ into cell positions; computed indices stay as `GDyn` reads, range-checked when e
 engine (Python, numpy, z3, Spark) consumes this one representation, so they cannot disagree
 about what a row means. Static mistakes (unknown var, index or assignment out of domain, two
 updates of one cell, a non-boolean guard) raise `SpecError` naming the row.
+
+The pieces: the ground IR (`ground_ir.py`), the layout (`layout.py`), folding and evaluation
+(`evaluate.py`), states by name (`state_text.py`); this module is the grounder.
 """
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Mapping
 
-from .domains import BOOL, Domain, EnumDomain, IdSet, IntRange, SubsetDomain
-from .errors import ConfigError, EvaluationError, SpecError
+from .domains import SubsetDomain
+from .errors import ConfigError, SpecError
+from .evaluate import fold
 from .expr import ConfigRef, Expr, Lit, Member, Op, ParamRef, Quant, Read, Var, show
-from .model import Property, ResolvedConfig, Row, Spec
+from .ground_ir import BOOL_OPS, GCell, GConst, GDyn, GExpr, GroundAction, GroundModel, GroundProperty, GTable
+from .layout import build_layout
+from .model import ResolvedConfig, Row, Spec
 
 
-# ---- ground expressions ---------------------------------------------------------------------
-class GExpr:
-    __slots__ = ()
-
-
-@dataclass(frozen=True)
-class GConst(GExpr):
-    value: int
-
-
-@dataclass(frozen=True)
-class GCell(GExpr):
-    pos: int
-
-
-@dataclass(frozen=True)
-class GDyn(GExpr):
-    """A read (or write target) at a computed position: base + Σ index_k·stride_k, each index_k
-    (already shifted to start at 0) range-checked against size_k."""
-
-    var: str
-    base: int
-    terms: tuple[tuple[GExpr, int, int], ...]  # (index expr shifted to 0, stride, size)
-
-
-@dataclass(frozen=True)
-class GOp(GExpr):
-    op: str
-    args: tuple[GExpr, ...]
-
-
-@dataclass(frozen=True)
-class GTable(GExpr):
-    """A constant table indexed by a computed expression (e.g. subset membership)."""
-
-    values: tuple[int, ...]
-    index: GExpr
-
-
-BOOL_OPS = {"==", "!=", "<", "<=", ">", ">=", "and", "or", "not", "implies"}
-
-
-# ---- layout ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class VarLayout:
-    var: Var
-    offset: int
-    dims: tuple[int, ...]
-    index_lo: tuple[int, ...]
-    strides: tuple[int, ...]
-    lo: int
-    hi: int
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self.dims:
-            n *= d
-        return n
-
-
-@dataclass(frozen=True)
-class Layout:
-    vars: tuple[VarLayout, ...]
-    width: int
-    cell_lo: tuple[int, ...]
-    cell_hi: tuple[int, ...]
-    cell_names: tuple[str, ...]
-    cell_var: tuple[int, ...]  # index into vars
-
-    def var(self, name: str) -> VarLayout:
-        for v in self.vars:
-            if v.var.name == name:
-                return v
-        raise KeyError(name)
-
-
-def build_layout(spec: Spec, env: Mapping[str, object]) -> Layout:
-    out, offset = [], 0
-    lo_list, hi_list, names, owner = [], [], [], []
-    seen = set()
-    for vi, v in enumerate(spec.vars):
-        if v.name in seen:
-            raise SpecError(f"var {v.name} is declared twice")
-        seen.add(v.name)
-        dom_vals = v.domain.values(env)
-        idx_vals = [d.values(env) for d in v.index]
-        dims = tuple(len(r) for r in idx_vals)
-        strides = []
-        s = 1
-        for d in reversed(dims):
-            strides.append(s)
-            s *= d
-        strides = tuple(reversed(strides))
-        vl = VarLayout(v, offset, dims, tuple(r.start for r in idx_vals), strides,
-                       dom_vals.start, dom_vals.stop - 1)
-        for combo in itertools.product(*idx_vals):
-            label = v.name + "".join(f"[{d.label(i, env)}]" for d, i in zip(v.index, combo))
-            names.append(label)
-            lo_list.append(vl.lo)
-            hi_list.append(vl.hi)
-            owner.append(vi)
-        offset += vl.size
-        out.append(vl)
-    return Layout(tuple(out), offset, tuple(lo_list), tuple(hi_list), tuple(names), tuple(owner))
-
-
-# ---- ground actions and properties ----------------------------------------------------------
-@dataclass(frozen=True)
-class GroundAction:
-    id: int
-    row: Row
-    params: tuple[tuple[str, int], ...]
-    label: str
-    guard: GExpr
-    updates: tuple[tuple[GExpr, GExpr], ...]  # (GCell or GDyn target, value)
-
-    @property
-    def row_id(self) -> str:
-        return self.row.id
-
-
-@dataclass(frozen=True)
-class GroundProperty:
-    prop: Property
-    expr: GExpr
-    when: GExpr | None
-
-    @property
-    def name(self) -> str:
-        return self.prop.name
-
-    @property
-    def kind(self) -> str:
-        return self.prop.kind
-
-
-@dataclass(frozen=True)
-class GroundModel:
-    spec: Spec
-    config: ResolvedConfig
-    layout: Layout
-    actions: tuple[GroundAction, ...]
-    init: tuple[int, ...]
-    properties: tuple[GroundProperty, ...]
-    terminal: GExpr | None
-    env: Mapping[str, object] = field(default_factory=dict)
-    strengthening: tuple[GroundProperty, ...] = ()
-    not_applicable: tuple[str, ...] = ()  # properties whose `applies` is false under this config
-
-    @property
-    def width(self) -> int:
-        return self.layout.width
-
-    def render_state(self, state) -> dict:
-        return render_state(self.layout, self.env, state)
-
-
-def render_state(layout: Layout, env, state) -> dict:
-    """The state by named var: scalars as labels, arrays as nested dicts keyed by index labels."""
-    out: dict = {}
-    for vl in layout.vars:
-        v = vl.var
-        vals = state[vl.offset: vl.offset + vl.size]
-        if not v.index:
-            out[v.name] = _label(v.domain, vals[0], env)
-            continue
-        idx_vals = [d.values(env) for d in v.index]
-        nested: dict = {}
-        for k, combo in enumerate(itertools.product(*idx_vals)):
-            node = nested
-            for d, i in zip(v.index[:-1], combo[:-1]):
-                node = node.setdefault(str(d.label(i, env)), {})
-            node[str(v.index[-1].label(combo[-1], env))] = _label(v.domain, vals[k], env)
-        out[v.name] = nested
-    return out
-
-
-def parse_state(layout: Layout, env, rendered: dict) -> tuple[int, ...]:
-    """The inverse of `render_state`: a state by named var back to cell values. Raises SpecError
-    naming the first var or label that does not fit the layout."""
-    if not isinstance(rendered, dict):
-        raise SpecError(f"a state is an object by var name, not {type(rendered).__name__}")
-    cells: list[int] = []
-    for vl in layout.vars:
-        v = vl.var
-        if v.name not in rendered:
-            raise SpecError(f"the state has no var {v.name}")
-        values = {str(_label(v.domain, x, env)): x for x in range(vl.lo, vl.hi + 1)}
-
-        def value(label, where: str) -> int:
-            got = values.get(str(label))
-            if got is None:
-                raise SpecError(f"{where} = {label!r} is not a value of its domain {v.domain.name}")
-            return got
-
-        if not v.index:
-            cells.append(value(rendered[v.name], v.name))
-            continue
-        idx_vals = [d.values(env) for d in v.index]
-        for combo in itertools.product(*idx_vals):
-            node, where = rendered[v.name], v.name
-            for d, i in zip(v.index, combo):
-                key = str(d.label(i, env))
-                if not isinstance(node, dict) or key not in node:
-                    raise SpecError(f"the state has no {where}[{key}]")
-                node, where = node[key], f"{where}[{key}]"
-            cells.append(value(node, where))
-    return tuple(cells)
-
-
-def _label(domain: Domain, value: int, env):
-    value = int(value)
-    if domain.is_bool:
-        return bool(value)
-    lab = domain.label(value, env)
-    return lab
-
-
-# ---- grounding ------------------------------------------------------------------------------
-class _Grounder:
+class Grounder:
     def __init__(self, spec: Spec, config: ResolvedConfig):
         self.spec = spec
         self.env = config.env
@@ -423,7 +207,7 @@ class _Grounder:
         return out
 
 
-def _config_value(gr: "_Grounder", e: Expr, what: str) -> int:
+def config_value(gr: "Grounder", e: Expr, what: str) -> int:
     """The value of an expression over configuration constants only (assumptions, `applies`)."""
     g = gr.g(e, {}, None)
     if not isinstance(g, GConst):
@@ -433,13 +217,13 @@ def _config_value(gr: "_Grounder", e: Expr, what: str) -> int:
 
 def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     """Expand every row into ground actions (in table order, then params in domain order)."""
-    gr = _Grounder(spec, config)
+    gr = Grounder(spec, config)
     ids = [r.id for r in spec.rows]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise SpecError(f"row ids must be unique; repeated: {', '.join(dup)}")
     for a in spec.assumptions:
-        if not _config_value(gr, a.expr, f"assumption {show(a.expr)}"):
+        if not config_value(gr, a.expr, f"assumption {show(a.expr)}"):
             raise ConfigError(f"configuration rejected: {a.message}")
     actions: list[GroundAction] = []
     for r in spec.rows:
@@ -462,7 +246,7 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     props = []
     skipped = []
     for p in tuple(spec.properties) + tuple(spec.invariants_for_induction):
-        if p.applies is not None and not _config_value(gr, p.applies, f"property {p.name}: `applies`"):
+        if p.applies is not None and not config_value(gr, p.applies, f"property {p.name}: `applies`"):
             skipped.append(p.name)
             continue
         if not gr.is_bool(p.expr):
@@ -480,171 +264,6 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
                        tuple(p for p in props if p.name not in main), tuple(skipped))
 
 
-# ---- folding and evaluation -----------------------------------------------------------------
-def _apply(op: str, v: list[int]) -> int:
-    if op == "+": return sum(v)
-    if op == "-": return v[0] - v[1]
-    if op == "*":
-        out = 1
-        for x in v:
-            out *= x
-        return out
-    if op == "//":
-        if v[1] == 0:
-            raise ZeroDivisionError
-        return v[0] // v[1]
-    if op == "%":
-        if v[1] == 0:
-            raise ZeroDivisionError
-        return v[0] % v[1]
-    if op == "==": return int(v[0] == v[1])
-    if op == "!=": return int(v[0] != v[1])
-    if op == "<": return int(v[0] < v[1])
-    if op == "<=": return int(v[0] <= v[1])
-    if op == ">": return int(v[0] > v[1])
-    if op == ">=": return int(v[0] >= v[1])
-    if op == "and": return int(all(v))
-    if op == "or": return int(any(v))
-    if op == "not": return int(not v[0])
-    if op == "implies": return int((not v[0]) or bool(v[1]))
-    if op == "ite": return v[1] if v[0] else v[2]
-    if op == "min": return min(v)
-    if op == "max": return max(v)
-    raise SpecError(f"unknown operator {op}")
-
-
-def fold(op: str, args: tuple[GExpr, ...], row=None) -> GExpr:
-    """Build `op(args)`, folding constants and simplifying boolean connectives."""
-    if op == "and":
-        flat = []
-        for a in args:
-            if isinstance(a, GConst):
-                if not a.value:
-                    return GConst(0)
-                continue
-            flat.extend(a.args if isinstance(a, GOp) and a.op == "and" else (a,))
-        return GConst(1) if not flat else flat[0] if len(flat) == 1 else GOp("and", tuple(flat))
-    if op == "or":
-        flat = []
-        for a in args:
-            if isinstance(a, GConst):
-                if a.value:
-                    return GConst(1)
-                continue
-            flat.extend(a.args if isinstance(a, GOp) and a.op == "or" else (a,))
-        return GConst(0) if not flat else flat[0] if len(flat) == 1 else GOp("or", tuple(flat))
-    if op == "implies":
-        a, b = args
-        if isinstance(a, GConst):
-            return GConst(1) if not a.value else b
-        if isinstance(b, GConst):
-            return GConst(1) if b.value else fold("not", (a,), row)
-    if op in ("min", "max") and len(args) == 1:
-        return args[0]
-    if op == "ite" and isinstance(args[0], GConst):
-        return args[1] if args[0].value else args[2]
-    if op == "+":
-        consts = sum(a.value for a in args if isinstance(a, GConst))
-        rest = tuple(a for a in args if not isinstance(a, GConst))
-        if not rest:
-            return GConst(consts)
-        if consts:
-            rest = rest + (GConst(consts),)
-        return rest[0] if len(rest) == 1 else GOp("+", rest)
-    if all(isinstance(a, GConst) for a in args):
-        try:
-            return GConst(_apply(op, [a.value for a in args]))
-        except ZeroDivisionError:
-            raise SpecError("division by zero", row) from None
-    if op == "-" and isinstance(args[1], GConst) and args[1].value == 0:
-        return args[0]
-    return GOp(op, args)
-
-
-def evaluate(e: GExpr, s, row: str | None = None) -> int:
-    """Reference interpreter of ground expressions over a state tuple (replay, tests, messages)."""
-    if isinstance(e, GConst):
-        return e.value
-    if isinstance(e, GCell):
-        return s[e.pos]
-    if isinstance(e, GDyn):
-        return s[dyn_pos(e, s, row)]
-    if isinstance(e, GTable):
-        i = evaluate(e.index, s, row)
-        if not 0 <= i < len(e.values):
-            raise EvaluationError(f"table index {i} out of range", row)
-        return e.values[i]
-    if e.op == "and":
-        return int(all(evaluate(a, s, row) for a in e.args))
-    if e.op == "or":
-        return int(any(evaluate(a, s, row) for a in e.args))
-    if e.op == "implies":
-        return int((not evaluate(e.args[0], s, row)) or bool(evaluate(e.args[1], s, row)))
-    if e.op == "ite":
-        return evaluate(e.args[1], s, row) if evaluate(e.args[0], s, row) else evaluate(e.args[2], s, row)
-    try:
-        return _apply(e.op, [evaluate(a, s, row) for a in e.args])
-    except ZeroDivisionError:
-        raise EvaluationError("division by zero", row) from None
-
-
-def dyn_pos(e: GDyn, s, row=None) -> int:
-    pos = e.base
-    for x, stride, size in e.terms:
-        i = evaluate(x, s, row)
-        if not 0 <= i < size:
-            raise EvaluationError(f"computed index {i} of {e.var} is outside 0..{size - 1}", row)
-        pos += i * stride
-    return pos
-
-
-def successor(m: GroundModel, a: GroundAction, s) -> tuple[int, ...]:
-    """Reference successor (interpreted); checks computed targets and assigned values."""
-    writes = []
-    for t, v in a.updates:
-        pos = t.pos if isinstance(t, GCell) else dyn_pos(t, s, a.row_id)
-        writes.append((pos, evaluate(v, s, a.row_id)))
-    out = list(s)
-    seen = set()
-    for pos, val in writes:
-        if pos in seen:
-            raise EvaluationError(f"two updates of cell {m.layout.cell_names[pos]} in one step", a.row_id)
-        seen.add(pos)
-        if not m.layout.cell_lo[pos] <= val <= m.layout.cell_hi[pos]:
-            raise EvaluationError(
-                f"assigns {val} to {m.layout.cell_names[pos]}, outside its domain {m.layout.cell_lo[pos]}..{m.layout.cell_hi[pos]}",
-                a.row_id)
-        out[pos] = val
-    return tuple(out)
-
-
-def dyn_cells(x: GDyn) -> list[int]:
-    """Every cell a computed position can denote: a constant index term fixes its coordinate, a
-    computed one ranges over its size (an out-of-range index is an evaluation error, not a read)."""
-    offs = [0]
-    for ix, stride, size in x.terms:
-        if isinstance(ix, GConst):
-            if not 0 <= ix.value < size:
-                return []
-            offs = [o + ix.value * stride for o in offs]
-        else:
-            offs = [o + i * stride for o in offs for i in range(size)]
-    return [x.base + o for o in offs]
-
-
-def cells_read(e: GExpr) -> set[int]:
-    """Cells an expression may read (a computed read: every cell its position can denote)."""
-    out: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, GCell):
-            out.add(x.pos)
-        elif isinstance(x, GDyn):
-            out.update(dyn_cells(x))
-            stack.extend(t[0] for t in x.terms)
-        elif isinstance(x, GOp):
-            stack.extend(x.args)
-        elif isinstance(x, GTable):
-            stack.append(x.index)
-    return out
+# traces/ still imports these from here until its own files are updated (same session)
+from .evaluate import cells_read, evaluate, successor  # noqa: E402,F401
+from .state_text import parse_state  # noqa: E402,F401

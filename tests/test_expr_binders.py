@@ -4,7 +4,8 @@ import dataclasses
 
 from txncheck.spec import catalog
 from txncheck.spec.expr import ForAll, show
-from txncheck.spec.ground import evaluate, ground, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground import ground
 from txncheck.spec.model import Always
 from txncheck.spec.twophase import RM, rmState
 

@@ -10,7 +10,8 @@ from txncheck.checker.symbolic.induction import k_induction  # noqa: E402
 from txncheck.checker.symbolic.unroll import replay_actions, violated  # noqa: E402
 from txncheck.spec import catalog  # noqa: E402
 from txncheck.spec.errors import ConfigError  # noqa: E402
-from txncheck.spec.ground import evaluate, ground, successor  # noqa: E402
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground import ground  # noqa: E402
 
 
 def _spec(name):

@@ -9,7 +9,9 @@ from txncheck.checker.symbolic.encode import Encoder, as_bool, as_int  # noqa: E
 from txncheck.checker.symbolic.unroll import Unroller  # noqa: E402
 from txncheck.spec import catalog  # noqa: E402
 from txncheck.spec.errors import EvaluationError  # noqa: E402
-from txncheck.spec.ground import GCell, GConst, GDyn, GOp, GTable, evaluate, ground, successor  # noqa: E402
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground import ground
+from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GTable  # noqa: E402
 
 
 def _const_state(m, s):

@@ -7,7 +7,8 @@ import z3
 
 from txncheck.checker.symbolic.pdr import HornEncoding, pdr
 from txncheck.spec import catalog
-from txncheck.spec.ground import evaluate, ground, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground import ground
 
 
 def _twophase(variant=None, rm=3):

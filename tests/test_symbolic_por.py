@@ -7,7 +7,8 @@ import z3
 
 from txncheck.checker.symbolic.unroll import Unroller
 from txncheck.spec import catalog
-from txncheck.spec.ground import evaluate, ground, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground import ground
 
 CASES = [("twophase", {"rm": 3}, 6), ("paxoscommit", {}, 6), ("kafka", {}, 5)]
 

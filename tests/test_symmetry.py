@@ -7,7 +7,7 @@ from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, check_spec
 from txncheck.checker.scalar.explore import explore
 from txncheck.spec import catalog
-from txncheck.spec.ground import evaluate, successor
+from txncheck.spec.evaluate import evaluate, successor
 
 
 def _all_states(model):

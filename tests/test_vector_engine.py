@@ -21,7 +21,8 @@ from txncheck.spec import catalog, twophase
 from txncheck.spec.domains import IntRange
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.expr import Var
-from txncheck.spec.ground import evaluate, ground
+from txncheck.spec.evaluate import evaluate
+from txncheck.spec.ground import ground
 from txncheck.spec.model import Always, Row, Spec, Table
 
 

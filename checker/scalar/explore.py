@@ -12,7 +12,8 @@ from array import array
 import numpy as np
 
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import GroundModel, evaluate, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from .. import symmetry

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import z3
 
 from txncheck.spec.errors import ConfigError
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS
 from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated

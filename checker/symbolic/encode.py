@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from txncheck.spec.ground import GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable
+from txncheck.spec.ground_ir import GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable
 
 _CMP = {"==", "!=", "<", "<=", ">", ">="}
 

@@ -29,7 +29,7 @@ import time
 import z3
 
 from txncheck.spec.errors import ConfigError
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.traces.build import build_cti_trace
 from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
 from .encode import Timer, make_solver

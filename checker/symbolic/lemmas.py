@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import z3
 
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from .encode import make_solver, value_of
 from .unroll import Transition, footprint
 
@@ -282,7 +282,7 @@ def _successors(m: GroundModel, s: tuple) -> list[tuple]:
     """Successors by the reference interpreter; an action whose evaluation fails is not taken
     (as in the z3 relation, whose picks require every evaluated expression to be defined)."""
     from txncheck.spec.errors import EvaluationError
-    from txncheck.spec.ground import evaluate, successor
+    from txncheck.spec.evaluate import evaluate, successor
     out = []
     for a in m.actions:
         try:

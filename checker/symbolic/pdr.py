@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
 from .unroll import Transition, replay_actions, violated
 
@@ -252,7 +252,7 @@ class HornEncoding:
     def _actions_from_states(self, fp) -> list[int]:
         """Action ids between Spacer's ground states (monolithic encoding): the first action whose
         successor under the reference interpreter is the next state."""
-        from txncheck.spec.ground import evaluate, successor
+        from txncheck.spec.evaluate import evaluate, successor
         states = self.ground_states(fp)
         m = self.m
         if not states or states[0] != tuple(m.init):

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from txncheck.spec.ground import GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable, dyn_cells, fold
+from txncheck.spec.evaluate import dyn_cells, fold
+from txncheck.spec.ground_ir import GCell, GConst, GDyn, GExpr, GOp, GroundModel, GTable
 from .encode import may_fail
 
 

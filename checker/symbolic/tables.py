@@ -47,8 +47,9 @@ from dataclasses import dataclass, field
 import z3
 
 from txncheck.spec.errors import SpecError
-from txncheck.spec.ground import (GCell, GConst, GDyn, GOp, GroundAction, GroundModel, _Grounder,
-                                  cells_read)
+from txncheck.spec.evaluate import cells_read
+from txncheck.spec.ground import Grounder
+from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GroundAction, GroundModel
 from .encode import Encoder, Timer, as_bool, domain_constraints, make_state, value_of
 
 CHECKS = ("determinism", "completeness", "type", "conformance")
@@ -322,7 +323,7 @@ class _Checker:
         labels = getattr(dom, "labels", None)
         if labels is None:
             raise SpecError(f"table {table.actor}: status var {status} must have an enum domain")
-        gr = _Grounder(m.spec, m.config)
+        gr = Grounder(m.spec, m.config)
         allowed, unused, refs = set(), set(), []
         for c in table.conformance:
             if c.when is not None:

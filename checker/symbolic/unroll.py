@@ -33,7 +33,8 @@ import time
 import z3
 
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import GCell, GroundModel, GroundProperty, cells_read, dyn_cells, evaluate, successor
+from txncheck.spec.evaluate import cells_read, dyn_cells, evaluate, successor
+from txncheck.spec.ground_ir import GCell, GroundModel, GroundProperty
 from .encode import Encoder, as_bool, as_int, domain_constraints, make_state, value_of
 from .simplify import freeze
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from txncheck.spec.ground import BOOL_OPS, GCell, GConst, GDyn, GExpr, GOp, GTable
+from txncheck.spec.ground_ir import BOOL_OPS, GCell, GConst, GDyn, GExpr, GOp, GTable
 
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 _CMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -351,9 +351,9 @@ class Emitter:
                 lo, hi = -mb, mb
             dt = signed_dtype(min(lo, -mb), max(hi, mb))
         if all(v.const for v in vals):
-            from txncheck.spec.ground import _apply
+            from txncheck.spec.evaluate import apply_op
             try:
-                r = _apply(op, [v.lo for v in vals])
+                r = apply_op(op, [v.lo for v in vals])
             except ZeroDivisionError:
                 # only reachable when the expression is evaluated: mark every row as failing
                 e = self.tmp("e")

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from txncheck.spec.ground import GroundModel
+from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from ..lookup import group_index

@@ -22,7 +22,8 @@ import numpy as np
 from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.symmetry import permutations
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import GCell, GroundModel, evaluate, successor
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.ground_ir import GCell, GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells

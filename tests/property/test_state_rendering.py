@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from txncheck.spec import catalog
 from txncheck.spec.errors import SpecError
-from txncheck.spec.ground import ground, parse_state
+from txncheck.spec.ground import ground
+from txncheck.spec.state_text import parse_state
 
 MODELS = {}
 

@@ -1,0 +1,71 @@
+"""States as people read them: by named var, values and indices as labels (`render_state`), and
+back (`parse_state`, its inverse, for traces that start in a given state).
+"""
+from __future__ import annotations
+
+import itertools
+
+from .domains import Domain
+from .errors import SpecError
+from .layout import Layout
+
+
+def render_state(layout: Layout, env, state) -> dict:
+    """The state by named var: scalars as labels, arrays as nested dicts keyed by index labels."""
+    out: dict = {}
+    for vl in layout.vars:
+        v = vl.var
+        vals = state[vl.offset: vl.offset + vl.size]
+        if not v.index:
+            out[v.name] = value_label(v.domain, vals[0], env)
+            continue
+        idx_vals = [d.values(env) for d in v.index]
+        nested: dict = {}
+        for k, combo in enumerate(itertools.product(*idx_vals)):
+            node = nested
+            for d, i in zip(v.index[:-1], combo[:-1]):
+                node = node.setdefault(str(d.label(i, env)), {})
+            node[str(v.index[-1].label(combo[-1], env))] = value_label(v.domain, vals[k], env)
+        out[v.name] = nested
+    return out
+
+
+def parse_state(layout: Layout, env, rendered: dict) -> tuple[int, ...]:
+    """The inverse of `render_state`: a state by named var back to cell values. Raises SpecError
+    naming the first var or label that does not fit the layout."""
+    if not isinstance(rendered, dict):
+        raise SpecError(f"a state is an object by var name, not {type(rendered).__name__}")
+    cells: list[int] = []
+    for vl in layout.vars:
+        v = vl.var
+        if v.name not in rendered:
+            raise SpecError(f"the state has no var {v.name}")
+        values = {str(value_label(v.domain, x, env)): x for x in range(vl.lo, vl.hi + 1)}
+
+        def value(label, where: str) -> int:
+            got = values.get(str(label))
+            if got is None:
+                raise SpecError(f"{where} = {label!r} is not a value of its domain {v.domain.name}")
+            return got
+
+        if not v.index:
+            cells.append(value(rendered[v.name], v.name))
+            continue
+        idx_vals = [d.values(env) for d in v.index]
+        for combo in itertools.product(*idx_vals):
+            node, where = rendered[v.name], v.name
+            for d, i in zip(v.index, combo):
+                key = str(d.label(i, env))
+                if not isinstance(node, dict) or key not in node:
+                    raise SpecError(f"the state has no {where}[{key}]")
+                node, where = node[key], f"{where}[{key}]"
+            cells.append(value(node, where))
+    return tuple(cells)
+
+
+def value_label(domain: Domain, value: int, env):
+    value = int(value)
+    if domain.is_bool:
+        return bool(value)
+    lab = domain.label(value, env)
+    return lab
