@@ -66,7 +66,8 @@ def run(args) -> int:
     if args.partitions is not None and args.partitions < 1:
         raise ConfigError("--partitions must be at least 1")
     request = model_request(args, invariants=args.invariants)
-    spec = request.spec_to_check()  # a misspelt spec, variant or constant is reported here, before anything runs
+    model = request.ground()  # the one resolution: a misspelt variant or constant is reported before anything runs
+    spec = request.base_spec()
     engine = engines.engine_named(args.engine)
     engines.refuse_unsupported(engine, {flag: getattr(args, flag.replace("-", "_"))
                                         for flag in engines.engine_options()})
@@ -83,9 +84,10 @@ def run(args) -> int:
         if named:
             raise ConfigError(f"{', '.join(named)} is a strengthening invariant, not a property; add --invariants "
                               "to check it")
-    out = args.out or default_out(request.spec_name, request.config_name(spec) or "default", request.variant,
-                                  request.changed_values())
-    settings = None
+    given = dict(request.overrides)
+    out = args.out or default_out(request.spec_name, model.config.name, request.variant,
+                                  {k: v for k, v in model.config.overrides if k in given})
+    shown, settings = out, None
     if engine.name == "spark":
         from txncheck.checker.spark import require_spark
         from txncheck.checker.spark.ref import SparkOptions
@@ -109,7 +111,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
-        print(summary(result, args.out or out))
+        print(summary(result, shown))
     if result.stop_reason == "memory":
         print(f"txncheck: {resources.out_of_memory_message(bound)}", file=sys.stderr)
     if result.verdict == "violation":

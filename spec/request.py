@@ -12,7 +12,7 @@ Spark executor as plain data; tests may also hold a `Spec` object directly.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
@@ -89,22 +89,6 @@ class ModelRequest:
     def ground(self):
         """The GroundModel (the last few cached per process: a Spark worker grounds each request once)."""
         return _ground_cached(self) if isinstance(self.spec, str) else _ground(self)
-
-    def changed_values(self) -> dict[str, object]:
-        """The --set values that change the config the request names (with its variant's settings):
-        what names a run's default output folder."""
-        if not self.overrides:
-            return {}
-        s = self.spec_to_check()
-        settings_only = replace(self, overrides=())
-        base_cfg = s.resolve_config(self.config_name(s), settings_only.merged_overrides(s))
-        base = dict(base_cfg.values)
-        full = self.resolve(s)
-        changed: dict[str, object] = {k: v for k, v in full.values if base.get(k) != v}
-        for k in ("max_states", "max_depth"):
-            if k in dict(self.overrides):
-                changed[k] = getattr(full, k)
-        return changed
 
     def to_json(self) -> dict:
         return {"spec": self.spec_name, "config": self.config, "overrides": [list(x) for x in self.overrides],

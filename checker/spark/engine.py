@@ -451,4 +451,4 @@ def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
 
 def run(request, model, options: ExploreOptions, settings: SparkOptions | None = None) -> SearchOutcome:
     """The registry's entry (`checker/engines.py`): executors rebuild the model from the request by name."""
-    return explore(ModelRef.of(request, options.symmetry), options, settings)
+    return explore(ModelRef.of(request, model, options.symmetry), options, settings)

@@ -26,15 +26,15 @@ class ModelRef:
     invariants: bool = False  # also check the spec's strengthening invariants
 
     @staticmethod
-    def of(request, symmetry: bool = False) -> "ModelRef":
-        """The reference for a ModelRequest, with its config and the variant's settings resolved on the
-        driver (so a resumed store is recognised whatever defaults were in force)."""
+    def of(request, model, symmetry: bool = False) -> "ModelRef":
+        """The reference for a request the driver has grounded (`model`): its config as resolved there, so
+        executors need not resolve it again."""
         if not isinstance(request.spec, str):
             raise ConfigError(f"the Spark engine ships specs to executors by name; spec {request.spec_name} is "
                               "an object: give its catalogue name or MODULE:ATTRIBUTE")
-        spec = request.spec_to_check()
-        return ModelRef(request.spec, request.config_name(spec), tuple(sorted(request.merged_overrides(spec).items())),
-                        request.variant, symmetry, request.invariants)
+        overrides = tuple(sorted((k, str(int(v)) if isinstance(v, bool) else str(v))
+                                 for k, v in model.config.overrides))
+        return ModelRef(request.spec, model.config.name, overrides, request.variant, symmetry, request.invariants)
 
     @property
     def request(self):
