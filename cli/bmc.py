@@ -24,6 +24,7 @@ import sys
 
 from txncheck.spec.errors import ConfigError
 
+from txncheck.checker.run import trace_path
 from txncheck.reports.run_output import RunOutput
 from txncheck.reports.writer import write_symbolic
 
@@ -32,7 +33,7 @@ from .common import add_model_args
 
 def _written(data: dict, traces: dict, staged, out: str) -> dict:
     """Write the result with each property's trace path as the user will find it (under --out)."""
-    names = {name: f"{name}.{suffix}.json" for name, (_, suffix) in traces.items()}
+    names = {name: trace_path(name) for name in traces}
     for p in data["properties"]:
         if p["name"] in names:
             p["trace"] = os.path.join(out, names[p["name"]])
@@ -142,8 +143,7 @@ def _solve_and_report(args, m, on_query, staged) -> int:
     data = res.to_json()
     paths = {}
     if staged is not None:
-        traces = {p.name: (p.trace, "cti" if p.status == "cti" else "trace")
-                  for p in res.properties if p.trace is not None}
+        traces = {p.name: p.trace for p in res.properties if p.trace is not None}
         rel = {name: os.path.join(args.out, r) for name, r in _written(data, traces, staged, args.out).items()}
         staged.commit()
         paths = rel

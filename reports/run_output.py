@@ -26,7 +26,7 @@ _STAGE = ".txncheck-stage-"
 _OLD = ".txncheck-old-"
 # what txncheck itself writes into an output directory; anything else is the user's and is never replaced
 _OWN_ENTRIES = {"result.json", "traces", "spark", "spill"}
-_OWN_SUFFIXES = (".trace.json", ".trace.txt", ".cti.json", ".cti.txt")
+_OWN_SUFFIXES = (".trace.json", ".trace.txt", ".cti.json", ".cti.txt")  # bmc's names before traces/
 
 
 class OutputError(ConfigError):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from txncheck.checker.result import CheckResult
+from txncheck.checker.run import trace_path
 from txncheck.traces.render import render_trace_text
 
 from .run_output import RunOutput
@@ -10,19 +11,19 @@ from .run_output import RunOutput
 def write_check(result: CheckResult, out: RunOutput) -> None:
     """A check's `result.json` and `traces/NAME.json` + `traces/NAME.txt` per counterexample and witness."""
     for name, tr in sorted(result.traces.items()):
-        out.write_json(f"traces/{name}.json", tr.to_json())
-        out.write_text(f"traces/{name}.txt", render_trace_text(tr))
+        out.write_json(trace_path(name), tr.to_json())
+        out.write_text(trace_path(name)[:-len(".json")] + ".txt", render_trace_text(tr))
     out.write_json("result.json", result.to_json())
 
 
 def write_symbolic(data: dict, traces: dict, out: RunOutput) -> dict[str, str]:
-    """A bmc run's `result.json` and its traces (`NAME.trace.json`, or `NAME.cti.json` for a counterexample
-    to induction); returns each property's trace path relative to the output directory."""
+    """A bmc run's `result.json` and its traces, named as `check` names them (`traces/NAME.json` and
+    `.txt`; the trace's kind says whether it is a counterexample or a counterexample to induction);
+    returns each property's trace path relative to the output directory."""
     paths = {}
-    for name, (trace, suffix) in sorted(traces.items()):
-        rel = f"{name}.{suffix}.json"
-        out.write_json(rel, trace.to_json())
-        out.write_text(rel[:-len(".json")] + ".txt", render_trace_text(trace))
-        paths[name] = rel
+    for name, trace in sorted(traces.items()):
+        out.write_json(trace_path(name), trace.to_json())
+        out.write_text(trace_path(name)[:-len(".json")] + ".txt", render_trace_text(trace))
+        paths[name] = trace_path(name)
     out.write_json("result.json", data)
     return paths

@@ -182,9 +182,9 @@ def test_cli_writes_the_counterexample_to_induction_and_replay_confirms_it(tmp_p
     from txncheck.cli.main import main
     assert main(["bmc", "kafka", "--induction", "1", "--property", "BOUNDS", "--out", str(tmp_path)]) == 3
     out = capsys.readouterr().out
-    assert f"counterexample to induction of BOUNDS: {tmp_path / 'BOUNDS.cti.json'}" in out
-    assert "not inductive" in (tmp_path / "BOUNDS.cti.txt").read_text()
-    assert main(["replay", str(tmp_path / "BOUNDS.cti.json")]) == 3
+    assert f"counterexample to induction of BOUNDS: {tmp_path / 'traces' / 'BOUNDS.json'}" in out
+    assert "not inductive" in (tmp_path / "traces" / "BOUNDS.txt").read_text()
+    assert main(["replay", str(tmp_path / "traces" / "BOUNDS.json")]) == 3
     assert "confirmed" in capsys.readouterr().out
 
 
@@ -235,7 +235,7 @@ def test_cli_bmc_writes_a_trace_that_replays(tmp_path, capsys):
     out = tmp_path / "o"
     rc = main(["bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "6", "--out", str(out)])
     assert rc == 1
-    trace = out / "TCConsistent.trace.json"
+    trace = out / "traces" / "TCConsistent.json"
     assert trace.exists() and (out / "result.json").exists()
     data = json.loads((out / "result.json").read_text())
     assert data["properties"][0]["depth"] == 3 and data["queries"]

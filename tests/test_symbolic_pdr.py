@@ -76,6 +76,6 @@ def test_cli_pdr(tmp_path, capsys):
     assert "proved by PDR" in capsys.readouterr().out
     out = tmp_path / "o"
     assert main(["bmc", "twophase", "--variant", "commit-without-all-prepared", "--pdr", "--out", str(out)]) == 1
-    assert main(["replay", str(out / "TCConsistent.trace.json")]) == 1  # a confirmed violation
+    assert main(["replay", str(out / "traces" / "TCConsistent.json")]) == 1  # a confirmed violation
     assert main(["bmc", "twophase", "--pdr", "--timeout", "0"]) == 2
     assert main(["bmc", "twophase", "--pdr", "--lemmas"]) == 2
