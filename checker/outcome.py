@@ -1,8 +1,9 @@
 """What every explorer returns: the contract between engines and the shared result machinery.
 
-Explorers (scalar, vector, spark) differ only in how they expand a frontier. They all produce a
-`SearchOutcome` with identical content for the same model and options, because the choices
-below are defined independently of expansion order:
+Explorers (scalar, vector, spark) differ only in how they expand a frontier; when to stop is
+decided once, by `checker/levels.py`. They all produce a `SearchOutcome` with identical content
+for the same model and options, because the choices below are defined independently of
+expansion order:
 
 - States are stored in BFS level order; `level_sizes[d]` states have depth d.
 - Each state's parent link is the least (parent fingerprint, action id) among its in-edges from

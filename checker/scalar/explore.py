@@ -18,6 +18,7 @@ from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
 from .. import symmetry
 from ..compile_py import CompiledModel
+from ..levels import LevelRules
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
 
@@ -42,7 +43,6 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     parent = array("q", [-1])
     action = array("i", [-1])
     index = {f0: 0}
-    levels = [1]
     fired = [0] * len(model.actions)
     generated = 0
     violations: dict[str, int] = {}
@@ -75,13 +75,10 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
         return found
 
     frontier = [s0]
-    complete, stop_reason = True, None
-    stop = check_level(frontier, 0) and options.stop_on_violation
-    if stop:
-        complete, stop_reason = False, "violation"
-    depth = 0
-    while frontier and not stop:
-        at_limit = options.max_depth is not None and depth >= options.max_depth
+    rules = LevelRules(options)
+    rules.initial(1, check_level(frontier, 0))
+    while not rules.finished:
+        at_limit = rules.at_limit()
         level_start = len(fps)
         base = level_start - len(frontier)
         new_states = []
@@ -121,27 +118,18 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
                     esrc.append(i)
                     edst.append(j)
                     eact.append(aid)
-            progress.tick(len(fps), depth, generated)
+            progress.tick(len(fps), rules.depth, generated)
         found = False
         if dead and deadlock is None:
             deadlock = min((fps[i], i) for i in dead)[1]
             found = True
         if at_limit:
-            if unseen_beyond_limit:
-                complete, stop_reason = False, "max_depth"
+            rules.advance(int(unseen_beyond_limit), found, limit=True)
             break
-        if new_states:
-            levels.append(len(new_states))
-            depth += 1
         found = check_level(new_states, level_start) or found
         frontier = new_states
-        if found and options.stop_on_violation:
-            complete, stop_reason = False, "violation"
-            break
-        if options.max_states is not None and len(fps) >= options.max_states and frontier:
-            complete, stop_reason = False, "max_states"
-            break
-    progress.done(len(fps), depth, generated)
+        rules.advance(len(new_states), found)
+    progress.done(len(fps), rules.depth, generated)
     n = len(fps)
     edges = None
     if want_edges:
@@ -151,11 +139,11 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
         fps=np.frombuffer(fps, dtype=np.uint64).copy(),
         parent=np.frombuffer(parent, dtype=np.int64).copy(),
         action=np.frombuffer(action, dtype=np.int32).copy(),
-        level_sizes=levels, generated=generated, fired=np.asarray(fired, dtype=np.int64),
+        level_sizes=rules.levels, generated=generated, fired=np.asarray(fired, dtype=np.int64),
         violations=violations, witnesses=witnesses, deadlock=deadlock,
         goal_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in goal.items()},
         when_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in when.items()},
-        edges=edges, complete=complete, stop_reason=stop_reason,
+        edges=edges, complete=rules.complete, stop_reason=rules.stop_reason,
         elapsed=time.perf_counter() - start, peak_memory=peak_rss(), engine="scalar")
     out.store_bytes = n * (8 + 8 + 4) + (len(esrc) * 20 if want_edges else 0) + n * 60
     return out

@@ -26,6 +26,7 @@ verdict. At the end the driver builds the BFS-order index (fps, parent, action) 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 import json
 import os
 import shutil
@@ -37,6 +38,7 @@ from functools import partial
 
 import numpy as np
 
+from txncheck.checker.levels import LevelRules
 from txncheck.checker.lookup import find_sorted
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome
 from txncheck.checker.progress import peak_rss
@@ -59,28 +61,23 @@ def _selected(model, options: ExploreOptions):
 
 
 class _State:
-    """The search's bookkeeping, advanced by one level record at a time (also when replaying
-    the manifest of a resumed run), following scalar.py's loop exactly."""
+    """The search's bookkeeping, advanced by one level record at a time (also when replaying the
+    manifest of a resumed run); when to stop is decided by the rules every engine shares."""
 
     def __init__(self, options: ExploreOptions, n_actions: int, stop_on_violation: bool):
-        self.options = options
-        self.levels: list[int] = []
+        self.rules = LevelRules(replace(options, stop_on_violation=stop_on_violation))
         self.generated = 0
         self.fired = np.zeros(n_actions, dtype=np.int64)
         self.violations: dict[str, tuple[int, int]] = {}   # name -> (level, fp)
         self.witnesses: dict[str, tuple[int, int]] = {}
         self.deadlock: tuple[int, int] | None = None
-        self.complete, self.stop_reason = True, None
-        self.finished = False
-        self.stop_on_violation = stop_on_violation
 
-    @property
-    def depth(self) -> int:
-        return len(self.levels) - 1
-
-    @property
-    def total(self) -> int:
-        return int(sum(self.levels))
+    levels = property(lambda self: self.rules.levels)
+    depth = property(lambda self: self.rules.depth)
+    total = property(lambda self: self.rules.total)
+    complete = property(lambda self: self.rules.complete)
+    stop_reason = property(lambda self: self.rules.stop_reason)
+    finished = property(lambda self: self.rules.finished)
 
     def _check(self, rec, level: int) -> bool:
         found = False
@@ -94,12 +91,10 @@ class _State:
         return found
 
     def initial(self, rec) -> None:
-        self.levels = [int(rec["new"])]
-        if self._check(rec, 0) and self.stop_on_violation:
-            self.complete, self.stop_reason, self.finished = False, "violation", True
+        self.rules.initial(int(rec["new"]), self._check(rec, 0))
 
     def at_limit(self) -> bool:
-        return self.options.max_depth is not None and self.depth >= self.options.max_depth
+        return self.rules.at_limit()
 
     def advance(self, rec) -> None:
         """One expansion of the current last level (record produced by `_run_level`)."""
@@ -111,21 +106,10 @@ class _State:
             self.deadlock = (d, int(rec["dead"][1]))
             found = True
         if rec.get("limit"):
-            if rec["new"]:
-                self.complete, self.stop_reason = False, "max_depth"
-            self.finished = True
+            self.rules.advance(int(rec["new"]), found, limit=True)
             return
-        if rec["new"]:
-            self.levels.append(int(rec["new"]))
-        else:
-            self.finished = True  # empty frontier: the search is over
         found = self._check(rec, d + 1) or found
-        if found and self.stop_on_violation:
-            self.complete, self.stop_reason, self.finished = False, "violation", True
-            return
-        ms = self.options.max_states
-        if not self.finished and ms is not None and self.total >= ms:
-            self.complete, self.stop_reason, self.finished = False, "max_states", True
+        self.rules.advance(int(rec["new"]), found)
 
 
 def absolute(path: str | None) -> str | None:

@@ -8,8 +8,8 @@ that key's minimum is exactly the outcome rule "least (parent fingerprint, actio
 new states are materialised (from their chosen parent and action), canonicalised, and checked
 against the properties in bulk; the least-fingerprint violator of a level is its first.
 
-The control flow (what is checked when, when to stop, deadlocks, max_states, max_depth) mirrors
-`checker/scalar.py` step for step, so that both engines return identical outcomes.
+When to stop (violations, deadlocks, max_states, max_depth, memory) is decided by
+`checker/levels.py`, the rules every engine advances, so that all engines return identical outcomes.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import numpy as np
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
 
+from ..levels import LevelRules
 from ..lookup import group_index
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
@@ -82,17 +83,13 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
     init = np.asarray(model.init, dtype=kernel.dtype).reshape(kernel.width, 1)
     cols, fps0, P = kernel.canonicalise_cols(init)
     store.add_level(fps0, np.array([-1]), np.array([-1]))
-    levels = [1]
-    complete, stop_reason = True, None
-    stop = check_level(cols, 0) and options.stop_on_violation
-    if stop:
-        complete, stop_reason = False, "violation"
-    depth = 0
+    rules = LevelRules(options)
+    rules.initial(1, check_level(cols, 0))
     n_front = 1
-    safe = (store.count, len(levels), depth)  # the last point where every stored level was checked
+    safe = (store.count, len(rules.levels))  # the last point where every stored level was checked
     try:
-        while n_front and not stop:
-            at_limit = options.max_depth is not None and depth >= options.max_depth
+        while not rules.finished:
+            at_limit = rules.at_limit()
             level_start = store.count
             base = level_start - n_front
             t0 = time.perf_counter()
@@ -140,8 +137,7 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
                     edge_act.append(exp.actions)
             if at_limit:
                 timing["dedup"] += time.perf_counter() - t0
-                if newmask.any():
-                    complete, stop_reason = False, "max_depth"
+                rules.advance(int(newmask.any()), found, limit=True)
                 break
             k = int(newmask.sum())
             if k:
@@ -164,30 +160,22 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
                 t0 = time.perf_counter()
                 store.add_level(new_fps, prow + base, pact)
                 timing["store"] += time.perf_counter() - t0
-                levels.append(k)
-                depth += 1
                 found = check_level(new_cols, level_start) or found
                 cols, P = new_cols, newP
             else:
                 cols = np.zeros((kernel.width, 0), dtype=kernel.dtype)
             del exp
             n_front = k
+            rules.advance(k, found)
+            safe = (store.count, len(rules.levels))
             if options.progress and time.perf_counter() - last_progress >= options.progress_interval:
                 last_progress = time.perf_counter()
-                progress.line(store.count, depth, generated)
-            if found and options.stop_on_violation:
-                complete, stop_reason = False, "violation"
-                break
-            if options.max_states is not None and store.count >= options.max_states and n_front:
-                complete, stop_reason = False, "max_states"
-                break
-            safe = (store.count, len(levels), depth)
+                progress.line(store.count, rules.depth, generated)
     except MemoryError:
         # out of memory mid-level: keep every level checked so far, report the search incomplete
         cols = exp = None  # noqa: F841 - frees the frontier before the records are read
-        complete, stop_reason = False, "memory"
-        count, n_levels, depth = safe
-        del levels[n_levels:]
+        count, n_levels = safe
+        rules.out_of_memory(n_levels)
         violations = {k_: v for k_, v in violations.items() if v < count}
         witnesses = {k_: v for k_, v in witnesses.items() if v < count}
         deadlock = deadlock if deadlock is not None and deadlock < count else None
@@ -196,7 +184,7 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
         when_parts = {k_: [] for k_ in when_parts}
     else:
         count = store.count
-    progress.done(store.count, depth, generated)
+    progress.done(store.count, rules.depth, generated)
 
     fps, parent, action = (a[:count] for a in store.records())
     n = len(fps)
@@ -215,11 +203,11 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
         edges = (src, dst, act)
         edge_bytes = src.nbytes + dst.nbytes + act.nbytes
     out = SearchOutcome(
-        fps=fps, parent=parent, action=action.astype(np.int32), level_sizes=levels, generated=generated,
+        fps=fps, parent=parent, action=action.astype(np.int32), level_sizes=rules.levels, generated=generated,
         fired=fired, violations=violations, witnesses=witnesses, deadlock=deadlock,
         goal_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in goal_parts.items()},
         when_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in when_parts.items()},
-        edges=edges, complete=complete, stop_reason=stop_reason,
+        edges=edges, complete=rules.complete, stop_reason=rules.stop_reason,
         elapsed=time.perf_counter() - start, peak_memory=peak_rss(), engine="vector")
     out.store_bytes = int(store_bytes + edge_bytes)
     out.extra = {
