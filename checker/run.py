@@ -14,7 +14,7 @@ from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES, Spec
 from txncheck.spec.request import ModelRequest
-from txncheck.traces.build import build_trace
+from txncheck.traces.build import DEADLOCK_EXPLANATION, build_trace, unrecoverable_explanation
 
 from . import engines, recoverable
 from .fingerprint import collision_probability
@@ -93,9 +93,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                 if bad is None:
                     po = PropertyOutcome(p.name, p.kind, "holds", doc)
                 else:
-                    excl = f" without {', '.join(p.prop.exclude_tags)} actions" if p.prop.exclude_tags else ""
-                    tr = trace_for(p.name, bad, "unrecoverable",
-                                   f"from the last state no state satisfying {p.name}'s goal is reachable{excl}")
+                    tr = trace_for(p.name, bad, "unrecoverable", unrecoverable_explanation(p.prop))
                     po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
             else:
                 po = PropertyOutcome(p.name, p.kind, "unknown", doc)
@@ -104,7 +102,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         outcomes.append(replace(po, expected_to_break=p.name in expected))
     deadlock = None
     if outcome.deadlock is not None:
-        tr = trace_for("deadlock", outcome.deadlock, "deadlock", "no action is enabled and the state is not terminal")
+        tr = trace_for("deadlock", outcome.deadlock, "deadlock", DEADLOCK_EXPLANATION)
         deadlock = {"depth": tr.length, "trace": trace_path("deadlock")}
     violated = any(o.outcome in ("violated", "unwitnessed") for o in outcomes) or deadlock is not None
     verdict = "violation" if violated else "pass" if outcome.complete else "incomplete"

@@ -1,6 +1,9 @@
 """`txncheck replay TRACE`: re-execute a trace and confirm its violation, or say where it diverges."""
 from __future__ import annotations
 
+import re
+import sys
+
 from txncheck.traces.render import render_trace_text
 from txncheck.traces.replay import replay
 from txncheck.traces.schema import load
@@ -18,14 +21,30 @@ def register(sub):
 def run(args) -> int:
     trace = load(args.trace)
     if args.show:
-        print(render_trace_text(trace))
+        _emit(render_trace_text(trace))
     report = replay(trace, None if args.baseline else "__trace__")
     against = "baseline spec" if args.baseline else (f"variant {trace.variant}" if trace.variant else "spec")
     if report.confirmed:
-        print(f"replay: confirmed against {trace.spec} {against}: {report.message}")
+        _emit(f"replay: confirmed against {trace.spec} {against}: {report.message}")
         if trace.kind == "cti":
             return 3  # as `txncheck bmc --induction`: not a violation, not a proof
         return 1 if trace.kind in ("violation", "deadlock", "unrecoverable") else 0
     where = f" (diverges at step {report.diverged_at})" if report.diverged_at is not None else ""
-    print(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")
+    _emit(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")
     return 2
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _emit(text: str) -> None:
+    """Print text that quotes a trace file: its control characters escaped (a file must not drive the
+    terminal), and what the output encoding cannot hold (`→` under PYTHONIOENCODING=ascii) escaped
+    too rather than a crash."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) + "\n"
+    out = sys.stdout
+    try:
+        out.write(text)
+    except UnicodeEncodeError:
+        enc = getattr(out, "encoding", None) or "ascii"
+        out.write(text.encode(enc, "backslashreplace").decode(enc, "replace"))

@@ -263,7 +263,3 @@ def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
                        tuple(p for p in props if p.name in main), terminal, gr.env,
                        tuple(p for p in props if p.name not in main), tuple(skipped))
 
-
-# traces/ still imports these from here until its own files are updated (same session)
-from .evaluate import cells_read, evaluate, successor  # noqa: E402,F401
-from .state_text import parse_state  # noqa: E402,F401

@@ -93,7 +93,7 @@ def _cti_trace(root: str) -> str:
     from txncheck.traces.schema import save
     spec = replace(catalog.load("twophase"), invariants_for_induction=())
     (p,) = k_induction(ground(spec, spec.resolve_config("tiny")), 2).properties
-    path = os.path.join(root, "cti", "TCConsistent.cti.json")
+    path = os.path.join(root, "cti", "traces", "TCConsistent.json")  # where bmc --out writes it
     save(p.trace, path)
     return path
 

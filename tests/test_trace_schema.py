@@ -50,7 +50,9 @@ def traces(tmp_path_factory):
     code, _, err = _cli("bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "5",
                         "--out", str(root / "bmc"))
     assert code == 1, err
-    out["bmc/TCConsistent"] = str(root / "bmc" / "TCConsistent.trace.json")
+    with open(root / "bmc" / "result.json", encoding="utf-8") as f:
+        (prop,) = json.load(f)["properties"]
+    out["bmc/TCConsistent"] = os.path.join(root / "bmc", prop["trace"])  # where bmc wrote it
     return out
 
 
@@ -242,17 +244,22 @@ def test_provenance_and_key_order_do_not_change_the_verdict(traces, tmp_path):
     assert code == 1 and "confirmed" in out
 
 
-def test_config_overrides_when_present_must_be_right(traces, tmp_path):
+def test_config_overrides_must_be_what_differs_from_the_named_config(traces, tmp_path):
     d = _doc(traces, "rm2/SomeAbort")
-    assert d["config"]["values"]["rm"] == 2
-    if "overrides" in d["config"]:
-        assert d["config"]["overrides"] == {"rm": 2}
-        d["config"]["overrides"] = {"rm": 3}
-        code, out, _ = _cli("replay", _write(tmp_path, d))
-        assert code == 2 and "config.overrides.rm says 3, the spec gives 2" in out
-    d["config"].pop("overrides", None)  # a trace written before configs carried their overrides
+    assert d["config"]["values"]["rm"] == 2 and d["config"]["overrides"] == {"rm": 2}
+    d["config"]["overrides"] = {"rm": 3}
     code, out, _ = _cli("replay", _write(tmp_path, d))
-    assert code == 0 and "confirmed" in out
+    assert code == 2 and "config.overrides.rm says 3, the spec gives 2" in out
+    del d["config"]["overrides"]  # the text would say "config tiny" of a run with rm=2
+    code, out, _ = _cli("replay", _write(tmp_path, d))
+    assert code == 2 and "config.overrides.rm is missing (the spec gives 2)" in out
+    d = _doc(traces, "tp/TCConsistent")
+    d["config"]["name"] = "nightly"  # nightly has 8 RMs; the trace's values and states have 3
+    code, out, _ = _cli("replay", _write(tmp_path, d))
+    assert code == 2 and "config.overrides.rm is missing (the spec gives 3)" in out
+    d["config"]["overrides"] = {"rm": 3}  # true: nightly with rm=3 is this model
+    code, out, _ = _cli("replay", _write(tmp_path, d))
+    assert code == 1 and "confirmed" in out
 
 
 def test_a_cti_explanation_may_only_name_candidates_the_last_state_violates():

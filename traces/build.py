@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.ground import GroundModel, cells_read, evaluate, successor
+from txncheck.spec.evaluate import cells_read, evaluate, successor
+from txncheck.spec.ground_ir import GroundModel
 
 from .schema import Step, Trace
 
@@ -52,8 +53,14 @@ def states_along(model: GroundModel, action_ids) -> list[tuple[int, ...]]:
     return out
 
 
+def _ground_property(model: GroundModel, prop_name: str):
+    """The property named `prop_name`, or a strengthening invariant (`check --invariants` checks
+    them as properties, and a replay of such a trace grounds them as strengthening invariants)."""
+    return next((p for p in model.properties + model.strengthening if p.name == prop_name), None)
+
+
 def property_values(model: GroundModel, prop_name: str, state) -> dict:
-    for p in model.properties:
+    for p in model.properties + model.strengthening:
         if p.name == prop_name:
             cells = sorted(cells_read(p.expr) | (cells_read(p.when) if p.when is not None else set()))
             return {model.layout.cell_names[c]: _lab(model, c, state[c]) for c in cells}
@@ -66,8 +73,27 @@ def _steps(model: GroundModel, states, action_ids, start: Step) -> tuple[Step, .
 
 
 def _property(model: GroundModel, prop_name: str, fallback_kind: str) -> dict:
-    return next(({"name": p.name, "kind": p.kind, "doc": p.prop.doc} for p in model.properties if p.name == prop_name),
-                {"name": prop_name, "kind": fallback_kind, "doc": ""})
+    p = _ground_property(model, prop_name)
+    return {"name": p.name, "kind": p.kind, "doc": p.prop.doc} if p is not None else \
+        {"name": prop_name, "kind": fallback_kind, "doc": ""}
+
+
+# The explanations the checker writes; replay compares a trace's explanation with these.
+DEADLOCK_EXPLANATION = "no action is enabled and the state is not terminal"
+CTI_EXPLANATION = ("A counterexample to induction: step 0 satisfies every property and strengthening invariant the "
+                   "induction assumed, but is not known to be reachable. If it is unreachable, a strengthening "
+                   "invariant that excludes it is missing; if it is reachable, the property is violated.")
+
+
+def unrecoverable_explanation(prop) -> str:
+    """What `txncheck check` says of a recoverable property's counterexample (`prop` a Property)."""
+    excl = f" without {', '.join(prop.exclude_tags)} actions" if prop.exclude_tags else ""
+    return f"from the last state no state satisfying {prop.name}'s goal is reachable{excl}"
+
+
+def cti_explanation(others) -> str:
+    """A counterexample to induction's explanation; `others`: the other candidates its last state violates."""
+    return CTI_EXPLANATION + (f" The last state also violates {', '.join(others)}." if others else "")
 
 
 def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engine: str,
@@ -88,11 +114,7 @@ def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, viol
     satisfies every candidate of the induction, but need not be reachable), then the actions to a
     state that violates `prop_name` (and the other candidates named in `violates`)."""
     start = Step(0, None, None, None, "Start (not known to be reachable)", {}, (), model.render_state(states[0]), ())
-    others = [n for n in violates if n != prop_name]
-    explanation = ("A counterexample to induction: step 0 satisfies every property and strengthening invariant the "
-                   "induction assumed, but is not known to be reachable. If it is unreachable, a strengthening "
-                   "invariant that excludes it is missing; if it is reachable, the property is violated."
-                   + (f" The last state also violates {', '.join(others)}." if others else ""))
+    explanation = cti_explanation([n for n in violates if n != prop_name])
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=_property(model, prop_name, "always"), kind="cti",
                  steps=_steps(model, states, action_ids, start),

@@ -39,7 +39,10 @@ def flat_state(state: dict) -> list[tuple[str, object]]:
 
 
 def render_trace_text(t: Trace) -> str:
-    cfg = t.config.get("name", "?")
+    cfg = str(t.config.get("name", "?"))
+    overrides = t.config.get("overrides")
+    if isinstance(overrides, dict) and overrides:  # the settings that produced it, as --set gave them
+        cfg += "".join(f", {k}={_fmt(v)}" for k, v in sorted(overrides.items()))
     var = f", variant {t.variant}" if t.variant else ""
     p = t.property
     n = t.length

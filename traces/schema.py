@@ -4,18 +4,37 @@ A trace names the spec, variant and configuration it came from, then lists its s
 the initial state; each later step names the row (stable id), actor, trigger and parameters of
 the action taken, the full state by named var, and the cells that changed. The last part says
 which property the trace is about and the values that violate (or witness) it.
+
+`trace.schema.json` (shipped beside this module) is the format as a JSON Schema (draft 2020-12);
+`load` and `Trace.from_json` validate against it, and every way a file can fail is a `TraceError`
+that names the field (`steps[3].changed[0].cell`), what was expected, and the fix. docs/traces.md
+describes every field.
 """
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
+import re
+import stat
 import tempfile
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 
 from txncheck.spec.errors import TxncheckError
 
 TRACE_SCHEMA = "txncheck.trace/1"
 KINDS = ("violation", "witness", "deadlock", "unrecoverable", "cti")  # cti: step 0 need not be initial
+SCHEMA_FILE = "trace.schema.json"
+
+# Limits that keep a hostile or broken file from hanging or crashing the reader. The largest trace
+# the shipped specs write (Kafka eos, tens of steps) is a few MB and nests 7 levels deep.
+MAX_TRACE_BYTES = 64 * 2**20
+MAX_NESTING = 32
+MAX_INT_DIGITS = 100  # Python refuses int <-> str beyond 4,300 digits; no trace needs more than 20
+
+FIX = "correct that field, or write the trace again with `txncheck check` (docs/traces.md describes the format)"
 
 
 class TraceError(TxncheckError):
@@ -39,7 +58,7 @@ class Step:
 class Trace:
     spec: str
     variant: str | None
-    config: dict          # {"name": ..., "values": {...}}
+    config: dict          # {"name": ..., "values": {...}, "max_states", "max_depth"[, "overrides"]}
     engine: str
     property: dict        # {"name", "kind", "doc"}
     kind: str             # one of KINDS
@@ -61,34 +80,230 @@ class Trace:
     @staticmethod
     def from_json(d: object, source: str = "trace") -> "Trace":
         if not isinstance(d, dict):
-            raise TraceError(f"{source}: a trace is a JSON object, not {type(d).__name__}")
+            raise TraceError(f"{source}: a trace is a JSON object, not {_json_type(d)}; "
+                             "give a trace written by `txncheck check`")
         schema = d.get("schema")
         if schema != TRACE_SCHEMA:
-            raise TraceError(f"{source}: unsupported trace schema {schema!r}; this txncheck reads {TRACE_SCHEMA}")
-        try:
-            steps = tuple(Step(index=int(s["index"]), row=s.get("row"), actor=s.get("actor"),
-                               trigger=s.get("trigger"), label=str(s["label"]), params=dict(s.get("params") or {}),
-                               tags=tuple(s.get("tags") or ()), state=dict(s["state"]),
-                               changed=tuple(s.get("changed") or ())) for s in d["steps"])
-            kind = d["kind"]
-            if kind not in KINDS:
-                raise TraceError(f"{source}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
-            t = Trace(spec=str(d["spec"]), variant=d.get("variant"), config=dict(d["config"]),
-                      engine=str(d.get("engine", "")), property=dict(d["property"]), kind=kind, steps=steps,
-                      values=dict(d.get("values") or {}), explanation=str(d.get("explanation", "")),
-                      symmetry=bool(d.get("symmetry", False)))
-        except TraceError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise TraceError(f"{source}: malformed trace ({type(err).__name__}: {err}); "
-                             "it must have spec, config, property, kind and steps with label and state") from None
-        if not steps:
-            raise TraceError(f"{source}: a trace needs at least the initial state")
-        if "name" not in t.property:
-            raise TraceError(f"{source}: property must name the property")
-        return t
+            raise TraceError(f"{source}: unsupported trace schema {show_value(schema)}; "
+                             f"this txncheck reads {TRACE_SCHEMA}")
+        _check_structure(d, source)
+        validate(d, source)
+        for i, s in enumerate(d["steps"]):
+            if s["index"] != i:
+                raise TraceError(f"{source}: malformed trace: {field_path(('steps', i, 'index'))}: expected {i}, "
+                                 f"got {show_value(s['index'])}: steps are numbered 0, 1, 2, ... in order; {FIX}")
+        steps = tuple(Step(index=s["index"], row=s["row"], actor=s["actor"], trigger=s["trigger"], label=s["label"],
+                           params=dict(s["params"]), tags=tuple(s["tags"]), state=s["state"],
+                           changed=tuple(dict(c) for c in s["changed"])) for s in d["steps"])
+        return Trace(spec=d["spec"], variant=d["variant"], config=dict(d["config"]), engine=d["engine"],
+                     property=dict(d["property"]), kind=d["kind"], steps=steps, values=dict(d["values"]),
+                     explanation=d["explanation"], symmetry=d["symmetry"])
 
 
+# ---- the JSON Schema ------------------------------------------------------------------------
+@functools.cache
+def schema_document() -> dict:
+    """The trace format as a JSON Schema (draft 2020-12), from the package's trace.schema.json."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator():
+    from jsonschema import Draft202012Validator, validators
+
+    # JSON Schema counts 1.0 as an integer and true as neither; txncheck writes integers only, and a
+    # trace that says 1.0 or 1 where the spec has TRUE must not compare equal to what the spec gives
+    def is_int(_, x):
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine_many({
+        "integer": is_int,
+        "number": lambda c, x: is_int(c, x) or (isinstance(x, float) and math.isfinite(x)),
+        "array": lambda _, x: isinstance(x, (list, tuple)),  # Trace.to_json() keeps tuples
+    })
+    cls = validators.extend(Draft202012Validator, type_checker=checker)
+    return cls(schema_document())
+
+
+def validate(d: dict, source: str = "trace") -> None:
+    """Raise a TraceError naming the first field of `d` that the schema rejects."""
+    from jsonschema.exceptions import best_match
+
+    err = best_match(_validator().iter_errors(d))
+    if err is not None:
+        raise TraceError(f"{source}: malformed trace: {_explain(err)}; {FIX}")
+
+
+def field_path(parts) -> str:
+    """`("steps", 3, "changed", 0, "cell")` -> `steps[3].changed[0].cell`; odd keys are quoted."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif isinstance(p, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,59}", p):
+            out += f".{p}" if out else p
+        else:
+            out += f"[{show_value(p)}]"
+    return out or "the trace"
+
+
+def _explain(err) -> str:
+    path = list(err.absolute_path)
+    where = field_path(path)
+    what = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
+    about = f"; it is {what}" if what else ""
+    v, inst = err.validator, err.instance
+    if v == "required":
+        missing = next(k for k in err.validator_value if k not in inst)
+        sub = err.schema.get("properties", {}).get(missing, {})
+        desc = sub.get("description") or _ref_description(sub)
+        return f"{field_path(path + [missing])} is missing" + (f"; it is {desc}" if desc else "")
+    if v == "additionalProperties":
+        extra = next(k for k in inst if k not in err.schema.get("properties", {}))
+        return (f"{field_path(path + [extra])} is not a field of {TRACE_SCHEMA} "
+                f"({where if path else 'a trace'} has only {', '.join(err.schema.get('properties', {}))})")
+    if v == "type":
+        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        return f"{where}: expected {_or(_TYPE_WORDS[t] for t in types)}, got {_describe(inst)}{about}"
+    if v == "const":
+        return f"{where}: expected {show_value(err.validator_value)}, got {_describe(inst)}{about}"
+    if v == "enum":
+        choices = ", ".join(map(show_value, err.validator_value))
+        return f"{where}: expected one of {choices}, got {_describe(inst)}{about}"
+    if v in ("maxItems", "maxProperties") and err.validator_value == 0:
+        return f"{where}: must be empty, got {_describe(inst)}{about}"
+    if v in ("minItems", "minLength", "minProperties") and err.validator_value == 1:
+        return f"{where}: must not be empty{about}"
+    if v == "minimum":
+        return f"{where}: expected at least {err.validator_value}, got {_describe(inst)}{about}"
+    return f"{where}: {err.message[:200]}{about}"
+
+
+def _ref_description(sub: dict) -> str:
+    ref = sub.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        return schema_document()["$defs"].get(ref[len("#/$defs/"):], {}).get("description", "")
+    return ""
+
+
+_TYPE_WORDS = {"null": "null", "boolean": "true or false", "integer": "an integer", "number": "a number",
+               "string": "a string", "array": "an array", "object": "an object"}
+
+
+def _or(words) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+# ---- values the reader could not take as they are -------------------------------------------
+class _Unfit:
+    """A JSON number Python cannot hold as written; it stays in the document for the schema to
+    reject with its path (no field of a trace takes one)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+
+class _HugeInt(_Unfit):
+    def describe(self) -> str:
+        return f"a {len(self.text.lstrip('-')):,}-digit integer"
+
+
+class _NonFinite(_Unfit):
+    def describe(self) -> str:
+        return f"{_clip(self.text)} (not a finite number; JSON has none)"
+
+
+class _DupKeys(dict):
+    """An object in which a key appears twice: json keeps the last value, a reader may see the first."""
+
+    duplicate: str = ""
+
+
+def _parse_int(text: str):
+    return int(text) if len(text) <= MAX_INT_DIGITS else _HugeInt(text)
+
+
+def _parse_float(text: str):
+    x = float(text)
+    return x if math.isfinite(x) else _NonFinite(text)
+
+
+def _pairs(pairs):
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    seen: set = set()
+    dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+    d = _DupKeys(d)
+    d.duplicate = dup
+    return d
+
+
+def _json_type(x) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "a boolean"
+    if isinstance(x, (int, float, _Unfit)):
+        return "a number"
+    if isinstance(x, str):
+        return "a string"
+    if isinstance(x, (list, tuple)):
+        return "an array"
+    return "an object" if isinstance(x, dict) else type(x).__name__
+
+
+def _clip(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def show_value(x) -> str:
+    """A value from the file, quoted and cut short (it may be long or hold control characters)."""
+    if isinstance(x, _Unfit):
+        return x.describe()
+    if isinstance(x, (list, tuple, dict)):
+        return _clip(json.dumps(x, ensure_ascii=True, default=repr))
+    if isinstance(x, int) and not isinstance(x, bool) and len(str(x)) > 20:
+        return f"a {len(str(abs(x))):,}-digit integer"
+    return _clip(json.dumps(x, ensure_ascii=True))
+
+
+def _describe(x) -> str:
+    if isinstance(x, (list, tuple)):
+        return f"an array of {len(x)} item{'s' if len(x) != 1 else ''}" if x else "an empty array"
+    if isinstance(x, dict):
+        return "an object" if x else "an empty object"
+    if isinstance(x, float):
+        return f"{show_value(x)} (a number with a fraction or exponent; write integers without one)"
+    if isinstance(x, str):
+        return f"the string {show_value(x)}"
+    return show_value(x)
+
+
+def _check_structure(d: dict, source: str) -> None:
+    """Nesting depth and duplicate keys, checked without recursion (before the schema, whose
+    validator recurses): the path of the first offence."""
+    stack = [(d, ())]
+    while stack:
+        x, path = stack.pop()
+        if len(path) > MAX_NESTING:
+            raise TraceError(f"{source}: malformed trace: {field_path(path)}: nested more than {MAX_NESTING} "
+                             "levels deep (a trace nests at most 8: steps, a step, its state, a var and its "
+                             f"indices); {FIX}")
+        if isinstance(x, _DupKeys):
+            raise TraceError(f"{source}: malformed trace: {field_path(path + (x.duplicate,))} appears twice in one "
+                             "object (a reader may see the first, txncheck would read the last); keep one")
+        if isinstance(x, dict):
+            stack.extend((v, path + (k,)) for k, v in reversed(list(x.items())))
+        elif isinstance(x, (list, tuple)):
+            stack.extend((v, path + (i,)) for i, v in reversed(list(enumerate(x))))
+
+
+# ---- files ----------------------------------------------------------------------------------
 def write_json_atomic(path: str, data: object) -> None:
     """Write JSON to `path` via a temporary file and a rename, so readers never see half a file."""
     write_text_atomic(path, json.dumps(data, indent=1) + "\n")
@@ -112,17 +327,77 @@ def save(trace: Trace, path: str) -> None:
     write_json_atomic(path, trace.to_json())
 
 
-def load(path: str) -> Trace:
+def read_trace_bytes(path: str) -> bytes:
+    """The file's bytes, refusing what is not a regular file or is larger than any trace (a device
+    such as /dev/zero, or a pipe, would be read forever)."""
     try:
-        with open(path) as f:
-            data = json.load(f)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise TraceError(f"trace file {path} does not exist") from None
     except IsADirectoryError:
         raise TraceError(f"{path} is a directory; give the path of a trace .json file") from None
-    except json.JSONDecodeError as err:
-        raise TraceError(f"{path} is not valid JSON (line {err.lineno}: {err.msg}); "
+    except PermissionError:
+        raise TraceError(f"cannot read {path}: permission denied; give a trace file you can read") from None
+    except OSError as err:
+        raise TraceError(f"cannot open {path}: {err.strerror}; give the path of a trace .json file") from None
+    st = os.fstat(fd)
+    problem = None
+    if stat.S_ISDIR(st.st_mode):
+        problem = f"{path} is a directory; give the path of a trace .json file"
+    elif not stat.S_ISREG(st.st_mode):
+        problem = f"{path} is not a regular file (a device, pipe or socket); give the path of a trace .json file"
+    elif st.st_size > MAX_TRACE_BYTES:
+        problem = (f"{path} has {st.st_size:,} bytes, more than a trace can have ({MAX_TRACE_BYTES:,}); "
+                   "give a trace written by `txncheck check`")
+    if problem:
+        os.close(fd)
+        raise TraceError(problem)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_TRACE_BYTES + 1)
+        except OSError as err:
+            raise TraceError(f"cannot read {path}: {err.strerror}; give a readable trace .json file") from None
+    if len(data) > MAX_TRACE_BYTES:  # it grew while we read it
+        raise TraceError(f"{path} has more than {MAX_TRACE_BYTES:,} bytes, more than a trace can have; "
+                         "give a trace written by `txncheck check`")
+    return data
+
+
+def parse_trace_json(data: bytes, source: str) -> object:
+    """The JSON document in `data`. Numbers Python cannot hold as written are kept as markers for
+    the schema to reject with their path; duplicate keys are marked for `_check_structure`."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TraceError(f"{source} is not UTF-8 text (byte {err.start:,}); it is not a text file; "
                          "give a trace written by `txncheck check`") from None
-    except UnicodeDecodeError:
-        raise TraceError(f"{path} is not a text file; give a trace written by `txncheck check`") from None
-    return Trace.from_json(data, path)
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_NonFinite,
+                          object_pairs_hook=_pairs)
+    except json.JSONDecodeError as err:
+        raise TraceError(f"{source} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
+                         "give a trace written by `txncheck check`") from None
+    except RecursionError:
+        line, col = _too_deep_at(text)
+        raise TraceError(f"{source}: malformed trace: arrays or objects nest more than {MAX_NESTING} levels deep "
+                         f"at line {line}, column {col} (a trace nests at most 8: steps, a step, its state, a var "
+                         f"and its indices); {FIX}") from None
+
+
+def _too_deep_at(text: str) -> tuple[int, int]:
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, m.start()) + 1
+                return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        elif c in "]}":
+            depth -= 1
+    return 1, 1
+
+
+def load(path: str) -> Trace:
+    return Trace.from_json(parse_trace_json(read_trace_bytes(path), path), path)
