@@ -121,17 +121,19 @@ def absolute(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path))
 
 
-def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOptions | None = None) -> SearchOutcome:
+def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOptions | None = None,
+            model=None) -> SearchOutcome:
+    """`model`: the driver's ground model of `model_ref` when the caller has it (not grounded again)."""
     # first: a missing pyspark/pyarrow is a ConfigError naming the fix, not an ImportError further on
     require_spark(java=False)
     t_start = time.perf_counter()
     sopts = spark_options or SparkOptions()
     sopts = dataclasses.replace(sopts, store=absolute(sopts.store), resume=absolute(sopts.resume))
-    model = model_ref.build()
-    kernel = model_ref.kernel()
+    model = model if model is not None else model_ref.build()
+    kernel = model_ref.kernel(model)
     if bool(options.symmetry) != bool(model_ref.symmetry):
         model_ref = dataclasses.replace(model_ref, symmetry=bool(options.symmetry))
-        kernel = model_ref.kernel()
+        kernel = model_ref.kernel(model)
     selected = _selected(model, options)
     always = tuple(p.name for p in selected if p.kind == "always")
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
@@ -435,4 +437,4 @@ def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:
 
 def run(request, model, options: ExploreOptions, settings: SparkOptions | None = None) -> SearchOutcome:
     """The registry's entry (`checker/engines.py`): executors rebuild the model from the request by name."""
-    return explore(ModelRef.of(request, model, options.symmetry), options, settings)
+    return explore(ModelRef.of(request, model, options.symmetry), options, settings, model)

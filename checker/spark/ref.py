@@ -45,11 +45,11 @@ class ModelRef:
         """The GroundModel, grounded as every command grounds it (cached per process)."""
         return self.request.ground()
 
-    def kernel(self):
-        """The vector kernel for this model (cached per process)."""
+    def kernel(self, model=None):
+        """The vector kernel for this model (cached per process); `model`: its ground model, if at hand."""
         got = _KERNELS.get(self)
         if got is None:
-            got = make_kernel(self.build(), self.symmetry)
+            got = make_kernel(model if model is not None else self.build(), self.symmetry)
             _KERNELS[self] = got
         return got
 

@@ -11,14 +11,14 @@ protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants
 from txncheck.spec.expr import Config
 from txncheck.spec.model import Assume, Spec
 
-from . import configs, consumer, faults, inductive, partition, producer, properties, state, txnlog, variants
+from . import configs, consumer, coordinator, faults, inductive, partition, producer, properties, state, variants
 from .domains import MAXP
 
 SPEC = Spec(
     name="kafka",
     doc=__doc__.splitlines()[0].split(": ", 1)[1],
     vars=state.VARS,
-    tables=(producer.TABLE, consumer.TABLE, txnlog.TABLE, partition.TABLE, faults.NET, faults.FLT),
+    tables=(producer.TABLE, consumer.TABLE, coordinator.TABLE, partition.TABLE, faults.NET, faults.FLT),
     properties=properties.PROPERTIES,
     params=configs.PARAMS,
     configs=configs.CONFIGS,

@@ -1,9 +1,16 @@
-"""Transaction coordinator table: request handlers of §3.1-§3.3, §3.6, §3.7, §3.9 and §3.11.
+"""Transaction coordinator table: request handlers of §3.1-§3.3, §3.6, §3.7, §3.9 and §3.11 (TC-*), and
+the transaction-log appends that make their transitions durable (TL-*).
 
 A handler row either answers at once (no state change) or *prepares* a transition by setting the
-pending target (`prepareTransitionTo`); the transaction-log table (`txnlog.py`) makes it durable
-and applies it ("persist, then apply"). Kafka code: `TransactionCoordinator.scala` (≤ 3.9) /
-`TransactionCoordinator.java` (4.x), `TransactionMetadata`, `TransactionStateManager`.
+pending target (`prepareTransitionTo`). A transaction-log row (`__transaction_state`, §1.3, §2.1
+mechanics 2: "persist, then apply") appends the pending record (durable: acks=all) and applies it
+to the coordinator's cache in one step, then answers whoever waits (client, or a partition leader's
+TV2 implicit add) and, for PrepareX, enqueues WriteTxnMarkers with the current coordinator epoch
+(§3.8). A failover can strike before or after the append (FLT-03's `durable` parameter), so the
+window between the durable write and the callback is covered without a separate step. The TL rows
+are where `TransactionState` changes (`completeTransitionTo`); what an append writes and enqueues
+is in `txnlog.py`, shared with the failover's reload. Kafka code: `TransactionCoordinator.scala`
+(≤ 3.9) / `TransactionCoordinator.java` (4.x), `TransactionMetadata`, `TransactionStateManager`.
 
 Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
 one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the
@@ -13,22 +20,27 @@ coordinator is always loaded when a request arrives (C1/C2: the load is atomic w
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Conformance, Row, Table
 
-from .domains import (tid_used, PcState, Inc, Part, Pend, PendBy, PResp, Rq, CResp, TxnState as S, Txn, TV01, TV2, VERIFY,
-                      in_use, tid_of)
-from .state import (pc_st, pc_k, b_e, env_to, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp, pl_ver, pl_vi,
-                    pl_vk, tc_e, tc_last, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
-                    tc_pend_p, tc_st, tc_ff, tl_e, w_fence, w_vrej, g_pk, g_bound, g_illegal)
+from .domains import (tid_used, MAXP, CEpoch, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result,
+                      Rq, Tid, Txn, TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
+from .state import (pc_st, pc_k, b_e, env_to, g_ci, g_ck, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp,
+                    pl_ver, pl_vi, pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli,
+                    tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_fence, w_vrej, g_pk,
+                    g_bound, g_illegal)
+from .txnlog import clear_pend, decide, markers
 
 i = Param("i", Inc)
 p = Param("p", Part)
 k = Param("k", Txn)
+t = Param("t", Tid)
+c = Param("c", CEpoch)
 T = tid_of(i)
 A = "coordinator"
 TC = "TransactionCoordinator.handle"
 
 EMPTY_OR_COMPLETE = (S.Empty, S.CompleteCommit, S.CompleteAbort)
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
-NEVER_CACHED = (S.Dead, S.PrepareEpochFence)  # §3.1 I12: a handler that finds them asserts
+NEVER_CACHED_LABELS = ("Dead", "PrepareEpochFence")  # §2.1 mechanics 3: the model never caches them
+NEVER_CACHED = tuple(S.lit(x) for x in NEVER_CACHED_LABELS)  # §3.1 I12: a handler that finds them asserts
 IS_COMMIT = pc_rq[i] == Rq.COMMIT
 IS_ABORT = pc_rq[i] == Rq.ABORT
 no_pend = tc_pend[T] == Pend.NONE
@@ -59,9 +71,16 @@ def answer(code, epoch=-1):
     return (n_creq[i].set(False), n_cresp[i].set(code), n_cresp_e[i].set(epoch))
 
 
-def prepare(target, epoch, last, by=PendBy.CLIENT, part=0):
+def pending(target, epoch, last, by, part):
+    """prepareTransitionTo: the single in-flight transition (pendingState) and who waits for its append."""
     return (tc_pend[T].set(target), tc_pend_e[T].set(epoch), tc_pend_last[T].set(last), tc_pend_by[T].set(by),
-            tc_pend_cli[T].set(i), tc_pend_p[T].set(part), n_creq[i].set(False))
+            tc_pend_cli[T].set(i), tc_pend_p[T].set(part))
+
+
+def prepare(target, epoch, last, part=0):
+    """Client i's request prepares a transition: it is pending for i, and the request is taken off the
+    network (i is answered once the append is durable, TL-01..TL-04)."""
+    return (*pending(target, epoch, last, PendBy.CLIENT, part), n_creq[i].set(False))
 
 
 def fenced_epoch(tid):
@@ -88,6 +107,63 @@ current = e_req == cur
 bad_tv2_epoch = Or(And(tc_st[T].is_in(S.Ongoing, S.Empty), e_req != cur),
                    And(tc_st[T].is_in(*PREPARE), Not(retry)),
                    And(tc_st[T].is_in(S.CompleteCommit, S.CompleteAbort), Not(retry), Not(current)))
+
+# -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
+e_b = b_e[i][p][k]
+held = (pl_ver[p][T] == Ver.PENDING, pl_vi[p][T] == i, pl_vk[p][T] == k)
+
+
+def to_leader(code):
+    return (n_pres[i][p][k].set(code), pl_ver[p][T].set(Ver.NONE), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
+
+
+# -- transaction-log appends (persist, then apply) ------------------------------------------------
+TSM = "TransactionStateManager.appendTransactionToLog"
+is_pc = tc_pend[t] == Pend.PrepareCommit
+prep_state = If(is_pc, S.PrepareCommit, S.PrepareAbort)
+
+
+def apply_prepare():
+    """The pending PrepareX is durable: cache and log move to it, markers go out with coordinator epoch c."""
+    return (tl_st[t].set(prep_state), tl_e[t].set(tc_pend_e[t]),
+            tc_st[t].set(prep_state), tc_e[t].set(tc_pend_e[t]), tc_last[t].set(tc_pend_last[t]),
+            *markers(t, c, If(is_pc, Result.COMMIT, Result.ABORT), tc_pend_e[t], lambda q: tc_parts[t][q]),
+            *decide(t, If(is_pc, Outcome.COMMIT, Outcome.ABORT), tc_st[t] == S.Ongoing),
+            *clear_pend(t))
+
+
+def apply_ongoing():
+    """The pending Ongoing is durable: the transaction's partitions grow by the one being added."""
+    return (tl_st[t].set(S.Ongoing), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Ongoing),
+            *[tl_parts[t][q].set(Or(tc_parts[t][q], tc_pend_p[t] == q)) for q in range(MAXP)],
+            *[tc_parts[t][q].set(Or(tc_parts[t][q], tc_pend_p[t] == q)) for q in range(MAXP)],
+            *clear_pend(t))
+
+
+starts_txn = tc_st[t] != S.Ongoing
+is_prepare = tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort)
+
+KAFKA_PREV = {"Empty": ("Empty", "CompleteCommit", "CompleteAbort"),
+              "Ongoing": ("Ongoing", "Empty", "CompleteCommit", "CompleteAbort"),
+              "PrepareCommit": ("Ongoing",), "PrepareAbort": ("Ongoing", "PrepareEpochFence"),
+              "CompleteCommit": ("PrepareCommit",), "CompleteAbort": ("PrepareAbort",),
+              "Dead": ("Empty", "CompleteAbort", "CompleteCommit"), "PrepareEpochFence": ("Ongoing",)}
+TV2_PREV = dict(KAFKA_PREV, PrepareAbort=KAFKA_PREV["PrepareAbort"] + ("Empty", "CompleteCommit", "CompleteAbort"))
+
+
+def completes_from(target):
+    """tc_st is a valid previous state of `target` (Kafka's validPreviousStates for the configured protocol
+    version), other than the states the model never caches: the cached state from which the pending
+    transition to `target` may complete."""
+    old = [getattr(S, x) for x in KAFKA_PREV[target] if x not in NEVER_CACHED_LABELS]
+    tv2 = [getattr(S, x) for x in TV2_PREV[target] if x not in KAFKA_PREV[target] and x not in NEVER_CACHED_LABELS]
+    return Or(tc_st[t].is_in(*old), And(TV2, tc_st[t].is_in(*tv2))) if tv2 else tc_st[t].is_in(*old)
+
+
+prepare_from = Or(And(is_pc, completes_from("PrepareCommit")), And(Not(is_pc), completes_from("PrepareAbort")))
+valid_completion = Or(And(tc_pend[t] == Pend.Empty, completes_from("Empty")),
+                      And(tc_pend[t] == Pend.Ongoing, completes_from("Ongoing")),
+                      And(is_prepare, prepare_from))
 
 ROWS = (
     # -- InitProducerId (§3.1) -----------------------------------------------------------------
@@ -227,42 +303,25 @@ ROWS = (
         updates=beyond_bound(), ref=f"kafka-protocol §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
         doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- transaction timeout (§3.9) ------------------------------------------------------------------
-    # (params: a tid; written with the incarnation-free tid param below)
-)
-
-from .domains import Tid  # noqa: E402
-t = Param("t", Tid)
-TIMEOUT = Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
-              guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
-                     tc_e[t] < Config("maxe")),
-              updates=(*fence_updates(t), env_to.set(env_to + 1)),
-              tags=("timeout",),
-              ref="kafka-protocol §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
-                  "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix")
-
-ABANDONED = Row(
-    "TC-41", A, "transaction timeout of an abandoned transaction", params=(t,),
-    guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, tc_e[t] < Config("maxe"),
-           ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
-               pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
-                              PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t]))))),
-    updates=fence_updates(t),
-    tags=("timeout",),
-    ref="kafka-protocol §3.9 T1; TransactionCoordinator.abortTimedOutTransactions",
-    doc="The same T1 as TC-40, free of the `timeouts` budget when no incarnation is inside a transaction with "
-        "the current epoch: the timer fires eventually for a transaction nobody will end (recovery is free; "
-        "the budget bounds only timeouts that hit a live producer).")
-
-# -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
-e_b = b_e[i][p][k]
-held = (pl_ver[p][T] == 1, pl_vi[p][T] == i, pl_vk[p][T] == k)  # Ver.PENDING
-
-
-def to_leader(code):
-    return (n_pres[i][p][k].set(code), pl_ver[p][T].set(0), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
-
-
-VERIFY_ROWS = (
+    Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
+        guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
+               tc_e[t] < Config("maxe")),
+        updates=(*fence_updates(t), env_to.set(env_to + 1)),
+        tags=("timeout",),
+        ref="kafka-protocol §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
+            "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix"),
+    Row("TC-41", A, "transaction timeout of an abandoned transaction", params=(t,),
+        guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, tc_e[t] < Config("maxe"),
+               ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
+                   pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
+                                  PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t]))))),
+        updates=fence_updates(t),
+        tags=("timeout",),
+        ref="kafka-protocol §3.9 T1; TransactionCoordinator.abortTimedOutTransactions",
+        doc="The same T1 as TC-40, free of the `timeouts` budget when no incarnation is inside a transaction with "
+            "the current epoch: the timer fires eventually for a transaction nobody will end (recovery is free; "
+            "the budget bounds only timeouts that hit a live producer)."),
+    # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
     Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), guard=(VERIFY, *held, e_b != tc_e[T]),
         updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V2 (PRODUCER_FENCED, passed on); TransactionCoordinator.handleVerifyPartitionsInTransaction"),
@@ -272,7 +331,7 @@ VERIFY_ROWS = (
         ref="kafka-protocol §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
     Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
-        updates=(pl_ver[p][T].set(2),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
+        updates=(pl_ver[p][T].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
     Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
@@ -285,11 +344,11 @@ VERIFY_ROWS = (
         updates=to_leader(PResp.RETRY), ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client)"),
     Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
-        updates=(pl_ver[p][T].set(2),), ref="kafka-protocol §3.11 as §3.2 A4"),
+        updates=(pl_ver[p][T].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
     Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-        updates=(*prepare(Pend.Ongoing, cur, tc_last[T], by=PendBy.LEADER, part=p)[:-1], pl_ver[p][T].set(5),
+        updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_ver[p][T].set(Ver.ADDING),
                  g_pk[T].set(k)),
         ref="kafka-protocol §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
     Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
@@ -299,4 +358,87 @@ VERIFY_ROWS = (
             f"prepareTransitionTo(Ongoing) throws {ISE} (§2.1: Dead and PrepareEpochFence are not valid previous "
             f"states of Ongoing)",
         doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    # -- transaction-log appends: persist, then apply (§1.3, §2.1 mechanics 2) -------------------
+    Row("TL-01", A, "TL append durable: Empty", params=(t, i),
+        guard=(tid_used(t), tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
+               completes_from("Empty")),
+        updates=(tl_st[t].set(S.Empty), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Empty), tc_e[t].set(tc_pend_e[t]),
+                 tc_last[t].set(tc_pend_last[t]),
+                 *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
+                 n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t]), g_ci[t].set(0), g_ck[t].set(0),
+                 *clear_pend(t)),
+        ref=f"kafka-protocol §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
+            "TransactionMetadata.completeTransitionTo"),
+    Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i),
+        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
+               completes_from("Ongoing")),
+        updates=(*apply_ongoing(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(-1),
+                 g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
+        ref=f"kafka-protocol §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
+    Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p),
+        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
+               completes_from("Ongoing")),
+        updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.ADDING, Ver.OK, pl_ver[p][t])),
+                 g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
+        ref="kafka-protocol §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
+    Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c),
+        guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
+               prepare_from),
+        updates=(*apply_prepare(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t])),
+        ref="kafka-protocol §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
+            "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
+            "sendTxnMarkersCallback"),
+    Row("TL-05", A, "TL append durable: PrepareAbort (fence or timeout)", params=(t, c),
+        guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.INTERNAL, tc_ce[t] == c, prepare_from),
+        updates=apply_prepare(),
+        ref="kafka-protocol §3.1 I11, §3.9 T1, §2.1 mechanics 3 (PrepareEpochFence never written: the fence "
+            "completes as PrepareAbort with the bumped epoch)"),
+    Row("TL-06", A, "all markers acknowledged: TL append CompleteX", params=(t,),
+        guard=(tid_used(t), tc_st[t].is_in(S.PrepareCommit, S.PrepareAbort), tc_pend[t] == Pend.NONE,
+               ForAll(Part, lambda q: Not(tc_mk[t][q]))),
+        updates=(tl_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
+                 tc_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
+                 *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
+                 g_ci[t].set(0), g_ck[t].set(0), tc_ff[t].set(False)),
+        ref="kafka-protocol §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
+            "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete (which also "
+            "clears hasFailedEpochFence)"),
+    Row("TL-07", A, "TL append durable: illegal transition", params=(t,),
+        guard=(tid_used(t), tc_pend[t] != Pend.NONE, Not(valid_completion)),
+        updates=(g_illegal.set(True),),
+        ref="kafka-protocol §2.1 (valid previous states; mechanics 1-2); TransactionMetadata.prepareTransitionTo "
+            "(target not valid from the current state) / completeTransitionTo (throwStateTransitionFailure): "
+            "IllegalStateException",
+        doc="Kafka checks validPreviousStates when the transition is prepared; with one transition in flight "
+            "(mechanics 1) the cached state is the same when it completes, so the model checks it at the append "
+            "(TL-01..TL-05 require it). A pending transition from any other cached state is Kafka's assertion: "
+            "no protocol state changes; the ghost flag is STRUCT-1."),
+)
+
+BY_ID = {r.id: r for r in ROWS}
+
+
+def _pairs(prev):
+    return tuple((a, b) for b, srcs in prev.items() for a in srcs)
+
+
+_UNUSED = tuple((a, b) for b, srcs in KAFKA_PREV.items() for a in srcs
+                if b in NEVER_CACHED_LABELS or a in NEVER_CACHED_LABELS)
+_UNUSED_DOC = ("Dead: transactional-id expiry (X1, transactional.id.expiration.ms = 7 days) is out of scope: "
+               "it only removes an idle Empty/Complete* entry and is not among the modelled faults. "
+               "PrepareEpochFence: exists only as pendingState (never written, never completed); the fence is "
+               "modelled as one step Ongoing -> (pending) PrepareAbort at the bumped epoch (§2.1 mechanics 3), "
+               "so Ongoing -> PrepareEpochFence -> PrepareAbort is taken as Ongoing -> PrepareAbort.")
+
+TABLE = Table(
+    "coordinator", ROWS, status="tc_st",
+    doc="Transaction coordinator: request handlers (TC-*) and transaction-log appends (TL-*), per tid.",
+    conformance=(
+        Conformance(allowed=_pairs(KAFKA_PREV), unused=_UNUSED, when=Config("protocol") != Protocol.tv2,
+                    ref="TransactionMetadata.scala validPreviousStates (Kafka <= 3.9)", doc=_UNUSED_DOC),
+        Conformance(allowed=_pairs(TV2_PREV), unused=_UNUSED, when=Config("protocol") == Protocol.tv2,
+                    ref="TransactionState.java PREPARE_ABORT valid previous states (KAFKA-14563, KIP-890 part 2)",
+                    doc=_UNUSED_DOC),
+    ),
+    nondeterministic=tuple(BY_ID[r].trigger for r in ("TC-40", "TC-41")),
 )

@@ -78,7 +78,7 @@ FLT = Table("faults", (
                  w_redrive.set(Or(w_redrive, redrive)),
                  g_ci[t].set(If(starts_durably, tc_pend_cli[t], g_ci[t])),
                  g_ck[t].set(If(starts_durably, g_pk[t], g_ck[t])),
-                 tc_ff[t].set(False), *clear_pend()),
+                 tc_ff[t].set(False), *clear_pend(t)),
         tags=("crash",),
         ref="kafka-protocol §1.3 reload, §3.10 L1-L5 (pending callbacks fail with NOT_COORDINATOR, C4; "
             "Prepare* re-driven with the new coordinator epoch); TransactionStateManager."
@@ -89,7 +89,7 @@ FLT = Table("faults", (
     Row("FLT-04", "env", "transaction-log append of an epoch fence fails", params=(t,),
         guard=(tid_used(t), tc_pend[t] == Pend.PrepareAbort, tc_pend_by[t] == PendBy.INTERNAL,
                env_tlf < Config("tl_failures")),
-        updates=(tc_ff[t].set(True), tc_last[t].set(-1), env_tlf.set(env_tlf + 1), *clear_pend()),
+        updates=(tc_ff[t].set(True), tc_last[t].set(-1), env_tlf.set(env_tlf + 1), *clear_pend(t)),
         tags=("crash",),
         ref="kafka-protocol §1.7 failed transaction-log append, §6 B9; TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback (error, isEpochFence: hasFailedEpochFence = true; the pending state is "

@@ -199,7 +199,8 @@ ROWS = (
 )
 
 
+BY_ID = {r.id: r for r in ROWS}
+
 TABLE = Table("producer", ROWS, status="pc_st",
               doc="Producer client (TransactionManager) per incarnation; §1.1, §2.2.",
-              nondeterministic=("send to p: AddPartitionsToTxn", "Produce(batch) drained",
-                                "abortTransaction: EndTxn(ABORT)", "commitTransaction: EndTxn(COMMIT)"))
+              nondeterministic=tuple(BY_ID[r].trigger for r in ("PC-04", "PC-06", "PC-15", "PC-14")))

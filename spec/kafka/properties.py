@@ -8,7 +8,8 @@ rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on ev
 from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always, Recoverable, Sometimes
 
-from .domains import CTP, OP, Protocol, tid_of, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Slot, Tid, Txn, TxnState as S, in_use
+from .domains import (CTP, OP, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
+                      Tid, Txn, TxnState as S, in_use)
 from .state import (env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, pc_e, pc_st, pl_end, pl_first,
                     pl_lso, pl_open, tc_e, tc_pend, tc_st, tl_e, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
@@ -30,7 +31,7 @@ def all_slots(fn):
 
 
 quiescent = And(ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))),
-                ForAll(Tid, lambda t: And(Not(tc_st[t].is_in(*PREPARE)), tc_pend[t] == 0)),
+                ForAll(Tid, lambda t: And(Not(tc_st[t].is_in(*PREPARE)), tc_pend[t] == Pend.NONE)),
                 ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Not(n_mk[t][p][c])))))
 
 
@@ -156,7 +157,7 @@ PROPERTIES = (
                "completeTransitionTo, TransactionCoordinator.handleInitProducerId / handleEndTransaction"),
     Always("STRUCT-2", ForAll(Inc, lambda i: Implies(
         Or(pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
-                          PcState.ABORTABLE_ERROR), Exists(Part, lambda p: pc_b[i][p] != 0)),
+                          PcState.ABORTABLE_ERROR), Exists(Part, lambda p: pc_b[i][p] != BatchSt.NONE)),
         pc_k[i] >= 1)),
            "A client in a transaction, or holding a batch, has begun one (pc_k >= 1), so the index guard "
            "pc_k >= 1 of PC-06, PC-13 and PC-17 never disables them.",

@@ -9,7 +9,7 @@ from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, Rep
 from .coordinator import END_TARGET, IS_COMMIT, PREPARE, T, cur, e_req, i, no_pend, prepare, req
 from .domains import CTP, OP, BatchSt, CEpoch, CResp, Part, PcState, Result, Rq, Tid, TxnState as S, TV2, in_use, tid_used, writes_to
 from .partition import marker_append, marker_rejected, p, t as _pt
-from .producer import ROWS as PRODUCER_ROWS
+from .producer import BY_ID as PRODUCER_BY_ID
 from .state import (b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
                     tc_parts, tc_st)
 from .txnlog import markers
@@ -28,7 +28,7 @@ _D2_ROW = Row("TC-32", "coordinator", "EndTxn v5", params=(i, c),
                          if u.target.var.name != "tc_mk"]),
               ref="variant D2: markers sent when the EndTxn is received, before PrepareX is durable")
 
-_PC06 = next(r for r in PRODUCER_ROWS if r.id == "PC-06")
+_PC06 = PRODUCER_BY_ID["PC-06"]
 _D3_ROW = Row("PC-40", "producer", "consumer.commitSync(offsets)", params=(i,),
               guard=(CTP, pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][OP] == BatchSt.NONE,
                      ForAll(Part, lambda q: Or(Not(in_use(q)), pc_b[i][q] == BatchSt.ACKED))),
