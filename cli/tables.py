@@ -42,7 +42,7 @@ TABLES_SCHEMA = "txncheck.tables/1"
 
 
 def run(args) -> int:
-    from txncheck.checker.symbolic.listing import render_lines, table_lines
+    from txncheck.spec.listing import render_text, table_lines
     m = load_model(args)
     lines = table_lines(m.spec, m.env)
     if args.table:
@@ -63,7 +63,7 @@ def run(args) -> int:
             out["verify"] = report.to_json()
         print(json.dumps(out, indent=1, ensure_ascii=False))
     else:
-        print(render_lines(lines))
+        print(render_text(lines))
         if report is not None:
             print()
             print(report.text())

@@ -6,7 +6,7 @@ import pytest
 
 import z3  # noqa: E402,F401  (a required dependency: its absence must fail)
 
-from txncheck.checker.symbolic.listing import render_lines, table_lines  # noqa: E402
+from txncheck.spec.listing import render_text, table_lines  # noqa: E402
 from txncheck.checker.symbolic.tables import verify_tables  # noqa: E402
 from txncheck.spec.domains import BOOL, EnumDomain, IdSet, IntRange  # noqa: E402
 from txncheck.spec.errors import SpecError  # noqa: E402
@@ -197,7 +197,7 @@ def test_listing_shows_from_and_to_states():
     lines = table_lines(FIXTURE)
     s01 = next(ln for ln in lines if ln.id == "S-01")
     assert (s01.from_state, s01.trigger, s01.to_state) == ("idle", "Handle", "busy")
-    assert "S-05" in render_lines(lines)
+    assert "S-05" in render_text(lines)
 
 
 def test_twophase_tables_are_clean():
