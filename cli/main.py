@@ -15,7 +15,8 @@ from .exit_codes import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_SIGINT, EXIT_SIGTER
 EXIT_CODES = """exit codes:
   0    pass: the search was complete, every always property holds and every sometimes is witnessed
        (also an incomplete search without --require-complete; the summary says it stopped early)
-  1    a property was violated (or a deadlock, or a table finding, or a replayed violation confirmed)
+  1    a property was violated (or a deadlock, or a table finding, or a replayed violation confirmed);
+       gate: an entry did not show what its gate file says it must
   2    bad input: command line, spec, config, --out or trace file (one message names the fix);
        also a replay that does not confirm its trace
   3    incomplete: cut by a bound with --require-complete, or out of memory (--max-memory);
@@ -72,9 +73,9 @@ def build_parser():
     p = _Parser(prog="txncheck", description="Exhaustive model checking of transactional protocols "
                 "written as state-transition tables (Kafka exactly-once transactions and more).",
                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from . import bmc, check, replay, specs, tables
+    from . import bmc, check, gate, replay, specs, tables
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for mod in (specs, check, replay, tables, bmc):  # z3 is imported only when tables/bmc run
+    for mod in (specs, check, replay, tables, bmc, gate):  # z3 is imported only when tables/bmc run
         mod.register(sub)
     return p
 

@@ -1,0 +1,211 @@
+"""The gate file: which checks a CI gate runs and what each must show, read and validated.
+
+`txncheck.toml` holds `[[entry]]` tables; a `pyproject.toml` holds them as `[[tool.txncheck.gate.entry]]`.
+Every entry is validated the way `txncheck check` validates its command line: its `ModelRequest` is
+built and grounded, so a misspelt spec, config, constant or variant gets the same message `check`
+gives. Any problem is one `GateFileError` naming the file, the line of the entry, the key and the fix,
+before anything runs.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+from txncheck.checker import engines
+from txncheck.spec import catalog
+from txncheck.spec.errors import ConfigError, TxncheckError
+from txncheck.spec.request import ModelRequest
+
+EXPECTS = ("pass", "violation")
+# key -> (accepted types, what to write): the message for a wrong type quotes the second part
+KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "name": ((str,), 'a string, e.g. name = "twophase-tiny"'),
+    "spec": ((str,), 'a shipped spec name, e.g. spec = "twophase"'),
+    "config": ((str,), 'a config name, e.g. config = "tiny"'),
+    "set": ((dict,), "a table of constants, e.g. set = { rm = 4 }"),
+    "variant": ((str,), 'a variant name, e.g. variant = "commit-without-all-prepared"'),
+    "engine": ((str,), f"one of {', '.join(engines.names())}"),
+    "expect": ((str,), 'expect = "pass" or expect = "violation"'),
+    "properties": ((list,), 'a list of property names, e.g. properties = ["ATOM-2"]'),
+    "distinct": ((int,), "a whole number of distinct states, e.g. distinct = 288"),
+    "depth": ((int,), "a whole number of steps, e.g. depth = 10"),
+    "budget": ((int, float), "seconds, e.g. budget = 60"),
+    "continue": ((bool,), "true or false"),
+    "symmetry": ((bool,), "true or false"),
+    "deadlock": ((bool,), "true or false"),
+}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]*\Z")  # an entry's name is its folder under --out
+
+
+class GateFileError(ConfigError):
+    """A gate file that cannot be run (exit 2): the message names the line, the key and the fix."""
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    name: str
+    spec: str
+    config: str | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
+    variant: str | None = None
+    engine: str = engines.DEFAULT_ENGINE
+    expect: str = "pass"
+    properties: tuple[str, ...] = ()     # expect = "violation": each must be violated
+    distinct: int | None = None          # golden counts
+    depth: int | None = None
+    budget: float | None = None          # seconds of wall time
+    keep_going: bool = False             # `continue`: find every property's shortest violation
+    symmetry: bool = False
+    deadlock: bool = False
+    line: int = 0                        # where the entry starts in the gate file (annotations point there)
+    breaks: tuple[str, ...] = field(default=(), compare=False)  # the variant's own `breaks`
+
+    def request(self) -> ModelRequest:
+        return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant)
+
+
+@dataclass(frozen=True)
+class GateFile:
+    path: str
+    entries: tuple[GateEntry, ...]
+
+    def only(self, names: list[str] | None) -> "GateFile":
+        if not names:
+            return self
+        known = [e.name for e in self.entries]
+        for n in names:
+            if n not in known:
+                raise GateFileError(f"--only {n}: {self.path} has no entry named {n!r}; entries are: {', '.join(known)}")
+        return GateFile(self.path, tuple(e for e in self.entries if e.name in names))
+
+
+def default_path() -> str:
+    """`txncheck.toml` if present, else a `pyproject.toml` with a `[tool.txncheck.gate]` table."""
+    if os.path.exists("txncheck.toml") or not os.path.exists("pyproject.toml"):
+        return "txncheck.toml"
+    return "pyproject.toml"
+
+
+def load(path: str) -> GateFile:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise GateFileError(f"gate file {path} does not exist; create it (see docs/ci.md) or name one: "
+                            "txncheck gate PATH") from None
+    except OSError as err:
+        raise GateFileError(f"gate file {path} cannot be read ({err.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise GateFileError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as err:
+        raise GateFileError(f"{path} is not valid TOML: {err}") from None
+    where = path
+    if os.path.basename(path) == "pyproject.toml":
+        data = data.get("tool", {}).get("txncheck", {}).get("gate")
+        where = f"{path} [tool.txncheck.gate]"
+        if data is None:
+            raise GateFileError(f"{path} has no [tool.txncheck.gate] table; add [[tool.txncheck.gate.entry]] "
+                                "tables (see docs/ci.md) or put them in txncheck.toml")
+    unknown = sorted(set(data) - {"entry"})
+    if unknown:
+        raise GateFileError(f"{where}: unknown top-level key {unknown[0]!r}; a gate file holds only [[entry]] tables")
+    entries = data.get("entry")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise GateFileError(f"{where}: no entries; add at least one [[entry]] table with name, spec and expect")
+    lines = _entry_lines(text)
+    out, seen = [], {}
+    for i, raw_entry in enumerate(entries):
+        line = lines[i] if i < len(lines) else 0
+        entry = _entry(raw_entry, i, line, path)
+        if entry.name in seen:
+            raise GateFileError(f"{path}:{line}: entry {entry.name!r} is named twice (also at line {seen[entry.name]}); "
+                                "names must be unique (each is a folder under --out)")
+        seen[entry.name] = line
+        out.append(entry)
+    return GateFile(path, tuple(out))
+
+
+def _entry_lines(text: str) -> list[int]:
+    """The line of each `[[entry]]` header, in order (tomllib keeps no positions)."""
+    header = re.compile(r"^\s*\[\[\s*(?:tool\.txncheck\.gate\.)?entry\s*\]\]")
+    return [n for n, line in enumerate(text.splitlines(), 1) if header.match(line)]
+
+
+def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
+    label = f"entry {raw['name']!r}" if isinstance(raw.get("name"), str) else f"entry #{index + 1}"
+    at = f"{path}:{line}: {label}"
+
+    def fail(msg: str) -> GateFileError:
+        return GateFileError(f"{at}: {msg}")
+
+    for key in sorted(raw):
+        if key not in KEYS:
+            raise fail(f"unknown key {key!r}; known keys are: {', '.join(KEYS)}")
+        types, how = KEYS[key]
+        value = raw[key]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            raise fail(f"{key} must be {how}, not {type(value).__name__} {value!r}")
+    for key in ("name", "spec", "expect"):
+        if key not in raw:
+            raise fail(f"missing key {key!r}; every entry needs name, spec and expect")
+    name = raw["name"]
+    if not _NAME.match(name):
+        raise fail("name must be letters, digits, '.', '_', '-' or '=' (it is the entry's folder under --out)")
+    if raw["expect"] not in EXPECTS:
+        raise fail(f"expect must be \"pass\" or \"violation\", not {raw['expect']!r}")
+    if raw.get("engine", engines.DEFAULT_ENGINE) not in engines.names():
+        raise fail(f"unknown engine {raw['engine']!r}; choose one of {', '.join(engines.names())}")
+    if not engines.engine_named(raw.get("engine", engines.DEFAULT_ENGINE)).in_process:
+        raise fail(f"engine {raw['engine']!r} is not supported in a gate entry; use vector or scalar")
+    for key in ("distinct", "depth"):
+        if key in raw and raw[key] < 0:
+            raise fail(f"{key} must be 0 or more, not {raw[key]}")
+    if "budget" in raw and raw["budget"] <= 0:
+        raise fail(f"budget must be a positive number of seconds, not {raw['budget']}")
+    props = raw.get("properties", [])
+    if not all(isinstance(p, str) for p in props):
+        raise fail(f"properties must be {KEYS['properties'][1]}")
+    if props and raw["expect"] != "violation":
+        raise fail('properties names what must be violated, so it needs expect = "violation"; drop it or change expect')
+    for k, v in raw.get("set", {}).items():
+        if not isinstance(v, (str, int, bool)):
+            raise fail(f"set.{k} must be a number, string or boolean, not {type(v).__name__}")
+    entry = GateEntry(
+        name=name, spec=raw["spec"], config=raw.get("config"),
+        overrides=tuple(sorted((k, str(int(v)) if isinstance(v, bool) else str(v)) for k, v in raw.get("set", {}).items())),
+        variant=raw.get("variant"), engine=raw.get("engine", engines.DEFAULT_ENGINE), expect=raw["expect"],
+        properties=tuple(props), distinct=raw.get("distinct"), depth=raw.get("depth"),
+        budget=float(raw["budget"]) if "budget" in raw else None, keep_going=raw.get("continue", False),
+        symmetry=raw.get("symmetry", False), deadlock=raw.get("deadlock", False), line=line)
+    return _grounded(entry, fail)
+
+
+def _grounded(entry: GateEntry, fail) -> GateEntry:
+    """Ground the entry's request as `check` would: an unknown name is caught here, not mid-gate."""
+    if entry.spec not in catalog.names() and ":" not in entry.spec:
+        raise fail(f"unknown spec {entry.spec!r}; shipped specs are: {', '.join(catalog.names())} "
+                   "(or MODULE:ATTRIBUTE of a Spec)")
+    try:
+        model = entry.request().ground()
+    except TxncheckError as err:
+        raise fail(str(err)) from None
+    spec = model.spec
+    if entry.symmetry and spec.symmetry is None:
+        raise fail(f"spec {spec.name} declares no symmetry; drop symmetry = true")
+    known = {p.name for p in spec.properties}
+    for p in entry.properties:
+        if p not in known:
+            raise fail(f"unknown property {p!r} of spec {spec.name}; its properties are: {', '.join(sorted(known))}")
+        if p in model.not_applicable:
+            raise fail(f"property {p!r} does not apply to this configuration of {spec.name}; choose a config that "
+                       "includes it or drop it from properties")
+    if entry.expect == "violation" and len(entry.properties) > 1 and not entry.keep_going:
+        raise fail(f"expects {len(entry.properties)} properties violated, but the search stops at the first "
+                   "violation; add continue = true")
+    breaks = tuple(spec.variant_named(entry.variant).breaks) if entry.variant else ()
+    return GateEntry(**{**entry.__dict__, "breaks": breaks})
