@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 OUT    ?= out
 
-.PHONY: run test test-heavy venv venv-test java-check bench clean cluster-start cluster-stop
+.PHONY: run test test-heavy gate venv venv-test java-check bench clean cluster-start cluster-stop
 
 $(BIN)/activate:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "txncheck needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
@@ -25,6 +25,10 @@ venv-test: $(VENV)/.installed-test
 
 run: venv
 	$(BIN)/txncheck check kafka --config tiny --out $(OUT)/kafka-tiny
+
+# the project's own CI gate over the shipped specs (txncheck.toml); make test runs it too
+gate: venv
+	$(BIN)/txncheck gate --junit $(OUT)/gate/junit.xml --summary $(OUT)/gate/summary.md
 
 java-check:
 	@command -v java >/dev/null 2>&1 && java -version 2>&1 | head -1 || { \
