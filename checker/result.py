@@ -1,7 +1,7 @@
 """CheckResult: the versioned JSON contract of a check. Text is rendered from it."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 RESULT_SCHEMA = "txncheck.result/1"
 VERDICTS = ("pass", "violation", "incomplete", "error")
@@ -48,6 +48,7 @@ class CheckResult:
         return tuple(p.name for p in self.properties if p.outcome in ("violated", "unwitnessed"))
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d.pop("traces", None)
+        # not dataclasses.asdict: it would deep-copy every trace (`traces`) only to drop them
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "traces"}
+        d["properties"] = [asdict(p) for p in self.properties]
         return {"schema": RESULT_SCHEMA, **d}
