@@ -45,7 +45,9 @@ SYMBOLIC_SCHEMA = "txncheck.symbolic/1"  # the JSON of `txncheck bmc` (bmc, k-in
 
 
 @dataclass
-class PropertyOutcome:
+class ProofOutcome:
+    """What the solver showed of one always property (bmc, k-induction, PDR); `check` has its own
+    `checker.result.PropertyOutcome`, whose outcomes come from exhaustive search."""
     name: str
     status: str                       # "violated" | "holds-to-depth" | "proved" | "cti" | "unknown"
     depth: int | None = None          # counterexample length, proof k, or depth explored
@@ -72,7 +74,7 @@ class SymbolicResult:
     variant: str | None
     config: dict
     bound: int
-    properties: list[PropertyOutcome] = field(default_factory=list)
+    properties: list[ProofOutcome] = field(default_factory=list)
     queries: list[tuple[str, float, str]] = field(default_factory=list)
     encode_s: float = 0.0
     wall_s: float = 0.0
@@ -262,7 +264,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                      f"{len(proved)} proved")
         for p in props:
             if p.name in proved:
-                found[p.name] = PropertyOutcome(p.name, "proved", 1, note=_proved_note(m, lemmas))
+                found[p.name] = ProofOutcome(p.name, "proved", 1, note=_proved_note(m, lemmas))
         if invariants:
             # they hold on every reachable state: asserted on each unrolled one, they prune like lemmas
             inv = z3.And(*[u.tr.holds(p) for p in invariants])
@@ -316,7 +318,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                     break
                 if r == z3.unknown:
                     for p in pending:
-                        found[p.name] = PropertyOutcome(p.name, "unknown", k, note=solver.reason_unknown())
+                        found[p.name] = ProofOutcome(p.name, "unknown", k, note=solver.reason_unknown())
                     pending = []
                     break
                 mdl = solver.model()
@@ -332,7 +334,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                 skipped = from_depth and not refuted_below
                 j = next(j for j in range(k + 1) if violated(m, p, states[j])) if skipped else k
                 note = f"depths below {from_depth} not searched: not known to be the shortest" if skipped else ""
-                found[p.name] = PropertyOutcome(p.name, "violated", j, ids[:j], [m.actions[i].label for i in ids[:j]],
+                found[p.name] = ProofOutcome(p.name, "violated", j, ids[:j], [m.actions[i].label for i in ids[:j]],
                                                 make_trace(m, ids[:j], p.name) if traces else None, note=note)
                 pending.remove(p)
                 del holds[p.name]
@@ -342,7 +344,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                          lemmas=lemmas, kept_invariants=kept_names, from_depth=0 if refuted_below else from_depth,
                          refuted_below=from_depth if refuted_below else 0)
     for p in props:
-        res.properties.append(found.get(p.name) or PropertyOutcome(p.name, "holds-to-depth", depth))
+        res.properties.append(found.get(p.name) or ProofOutcome(p.name, "holds-to-depth", depth))
     res.queries = timer.queries
     res.encode_s = u.encode_s
     res.wall_s = time.perf_counter() - start

@@ -31,7 +31,7 @@ import z3
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.traces.build import build_cti_trace
-from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
+from .bmc import ProofOutcome, SymbolicResult, always_properties, make_trace
 from .encode import Timer, make_solver
 from .unroll import Unroller, replay_actions, violated
 
@@ -69,8 +69,8 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
         us.assume(0, lemma_tmpl)
     # hypothesis literal per candidate: assumed true, the candidate holds on the step's states 0..k-1
     hyp = {c.name: z3.Bool(f"hyp.{c.name}") for c in candidates}
-    found: dict[str, PropertyOutcome] = {}
-    ctis: dict[str, PropertyOutcome] = {}
+    found: dict[str, ProofOutcome] = {}
+    ctis: dict[str, ProofOutcome] = {}
     refuted: set[str] = set()
     proved: set[str] = set()
 
@@ -79,7 +79,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
 
     def give_up(k: int, s) -> None:
         for n in undecided(goal_names):
-            found[n] = PropertyOutcome(n, "unknown", k, note=f"z3 answered unknown ({s.reason_unknown()}); "
+            found[n] = ProofOutcome(n, "unknown", k, note=f"z3 answered unknown ({s.reason_unknown()}); "
                                        "try the other --solver")
 
     for k in range(1, max_k + 1):
@@ -110,7 +110,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             for c in bad:
                 refuted.add(c.name)
                 if c.name in goal_names:
-                    found[c.name] = PropertyOutcome(c.name, "violated", d, ids, [m.actions[i].label for i in ids],
+                    found[c.name] = ProofOutcome(c.name, "violated", d, ids, [m.actions[i].label for i in ids],
                                                     make_trace(m, ids, c.name, "k-induction") if traces else None)
                 elif c.name in strengthening:
                     res.refuted_invariants.append((c.name, d))
@@ -140,7 +140,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             if r == z3.unsat:
                 proved |= {c.name for c in J}
                 for n in undecided(c.name for c in J):
-                    found[n] = PropertyOutcome(n, "proved", k, note=_proved_note(k, len(J), lemmas))
+                    found[n] = ProofOutcome(n, "proved", k, note=_proved_note(k, len(J), lemmas))
                 break
             ids = us.action_ids(mdl, k)
             states = [us.state_values(mdl, i) for i in range(k + 1)]
@@ -151,7 +151,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             witness = {"states": [m.render_state(s) for s in states],
                        "actions": [m.actions[i].label for i in ids], "violates": bad}
             for n in undecided(bad):
-                ctis[n] = PropertyOutcome(
+                ctis[n] = ProofOutcome(
                     n, "cti", k, ids, [m.actions[i].label for i in ids], witness=witness,
                     trace=build_cti_trace(m, states, ids, n, bad, "k-induction") if traces else None,
                     note=f"the last state violates {', '.join(bad)}; add a strengthening invariant that "

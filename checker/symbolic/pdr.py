@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import z3
 
 from txncheck.spec.ground_ir import GroundModel
-from .bmc import PropertyOutcome, SymbolicResult, always_properties, make_trace
+from .bmc import ProofOutcome, SymbolicResult, always_properties, make_trace
 from .unroll import Transition, replay_actions, violated
 
 
@@ -52,7 +52,7 @@ class Invariant:
 
 @dataclass
 class PdrOutcome:
-    prop: PropertyOutcome
+    prop: ProofOutcome
     answer: str                        # "unsat" (proved) | "sat" (violated) | "unknown"
     solver_s: float
     levels: int | None = None          # Spacer's frame count at the end
@@ -314,7 +314,7 @@ def pdr(m: GroundModel, properties=None, timeout_s: float | None = 300.0, split:
                 checked, cs = enc.check_invariant(inv, holds)
             invariant = Invariant(inv, conj, _ast_size(inv), checked, cs)
             for p in group:
-                o = PropertyOutcome(p.name, "proved", levels,
+                o = ProofOutcome(p.name, "proved", levels,
                                     note=f"PDR invariant: {conj} conjuncts, {invariant.ast_nodes} AST nodes, {checked}")
                 res.properties.append(o)
                 outcomes.append(PdrOutcome(o, "unsat", dt, levels, invariant, stats))
@@ -326,17 +326,17 @@ def pdr(m: GroundModel, properties=None, timeout_s: float | None = 300.0, split:
                 raise AssertionError(f"pdr: Spacer's path for {label} does not violate it when replayed")
             for p in group:
                 if p in failing:
-                    o = PropertyOutcome(p.name, "violated", len(ids), ids, [m.actions[i].label for i in ids],
+                    o = ProofOutcome(p.name, "violated", len(ids), ids, [m.actions[i].label for i in ids],
                                         make_trace(m, ids, p.name, "pdr") if traces else None,
                                         note="Spacer's counterexample; not necessarily the shortest")
                 else:
-                    o = PropertyOutcome(p.name, "unknown", None, note="another conjunct failed first")
+                    o = ProofOutcome(p.name, "unknown", None, note="another conjunct failed first")
                 res.properties.append(o)
                 outcomes.append(PdrOutcome(o, "sat", dt, levels, None, stats))
         else:
             reason = cancel or fp.reason_unknown()
             for p in group:
-                o = PropertyOutcome(p.name, "unknown", levels, note=f"spacer: {reason}")
+                o = ProofOutcome(p.name, "unknown", levels, note=f"spacer: {reason}")
                 res.properties.append(o)
                 outcomes.append(PdrOutcome(o, "unknown", dt, levels, None, stats))
     res.encode_s = enc.encode_s
