@@ -4,6 +4,11 @@ Entries run in worker processes (at most --jobs at once) through `reports.gate.r
 the checker the way `check` does. Progress lines go to stderr as entries finish; the results go to
 stdout in gate-file order, so the output does not depend on which worker was faster. Exit 0 only when
 every entry showed what it must, 1 when one did not, 2 for a bad gate file or flag, 4 for a bug.
+
+Before anything runs, each entry is looked up in the cache (reports/gate_cache.py): a hit reuses its
+last green outcome. After the run every outcome, searched or cached, is compared with the baseline
+(reports/gate_baseline.py), so a cached entry cannot hide drift. `--update-baseline` writes the baseline
+instead, and only when every entry showed what it must.
 """
 from __future__ import annotations
 
@@ -13,8 +18,9 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
-from txncheck.reports import gatefile
+from txncheck.reports import gate_baseline, gate_cache, gatefile
 from txncheck.reports.atomic import append_text, check_writable, write_atomic
 from txncheck.reports.gate import EntryOutcome, GateReport, run_entry
 from txncheck.spec.errors import ConfigError
@@ -37,6 +43,14 @@ def register(sub):
     p.add_argument("--only", action="append", metavar="NAME", help="run only this entry (repeatable)")
     p.add_argument("--out", metavar="DIR", default=os.path.join("out", "gate"),
                    help="where each entry's result.json and traces go, as DIR/NAME (default out/gate)")
+    p.add_argument("--baseline", metavar="PATH",
+                   help="compare every entry with this baseline (default: txncheck-baseline.json beside the gate "
+                   "file, when it exists); a lost witness, row, violation or a changed count fails the entry")
+    p.add_argument("--update-baseline", nargs="?", const="", metavar="PATH",
+                   help="write the baseline (default: --baseline, else txncheck-baseline.json beside the gate file) "
+                   "from this run; written only when every entry showed what it must")
+    p.add_argument("--cache", metavar="DIR", help="where green outcomes are cached (default OUT/.cache)")
+    p.add_argument("--no-cache", action="store_true", help="search every entry even when it is cached")
     p.set_defaults(run=run)
 
 
@@ -56,36 +70,91 @@ def run(args) -> int:
             check_writable(getattr(args, flag), f"--{flag}")
     path = args.file or gatefile.default_path()
     gate = gatefile.load(path).only(args.only)
-    jobs = min(jobs, len(gate.entries))
+    updating = args.update_baseline is not None
+    base_path = args.update_baseline or args.baseline or gate_baseline.default_path(path)
+    if updating:
+        check_writable(base_path, "--update-baseline")
+    # read the baseline before the search: a corrupt one is exit 2 now, not after minutes of checking
+    baseline = None
+    if args.baseline or os.path.exists(base_path):
+        try:
+            baseline = gate_baseline.load(base_path)
+        except gate_baseline.BaselineError:
+            if not updating:
+                raise
+            if args.only:  # the entries not run keep their old facts, which we cannot read
+                raise
+            baseline = {}  # a full update replaces a corrupt baseline whole
+    # --no-cache still records this run: it forces the search, it does not forget
+    cache = args.cache or gate_cache.default_dir(args.out)
     t0 = time.perf_counter()
-    outcomes = _run_all(gate, args.out, jobs)
+    outcomes = _run_all(gate, args.out, jobs, cache, use_cache=not args.no_cache)
+    if baseline is not None:
+        outcomes = gate_baseline.check(outcomes, baseline, updating)
     report = GateReport(path, tuple(outcomes), round(time.perf_counter() - t0, 3))
     _write_reports(report, args)
     print(_results_text(report))
+    if baseline is None and not updating:
+        print(f"txncheck gate: no baseline {base_path}; drift is not checked (write one with "
+              "txncheck gate --update-baseline)", file=sys.stderr)
     if any(o.internal for o in report.outcomes):
         return EXIT_INTERNAL
+    if updating:
+        return _update_baseline(report, base_path, baseline if args.only else {})
     return EXIT_PASS if report.ok else EXIT_VIOLATION
 
 
-def _run_all(gate: gatefile.GateFile, out: str, jobs: int) -> list[EntryOutcome]:
+def _update_baseline(report: GateReport, path: str, kept: dict | None) -> int:
+    failed = [o.name for o in report.outcomes if not o.ok]
+    if failed:
+        # a baseline records what a correct model shows: writing a failing run would make the failure the norm
+        print(f"txncheck gate: baseline {path} not written: {len(failed)} entr{'y' if len(failed) == 1 else 'ies'} "
+              f"did not show what {'it' if len(failed) == 1 else 'they'} must ({', '.join(failed)}); fix "
+              "the model or the gate file first", file=sys.stderr)
+        return EXIT_VIOLATION
+    entries = dict(kept or {})  # with --only, the entries not run keep their recorded facts
+    entries.update({o.name: gate_baseline.facts(o) for o in report.outcomes})
+    gate_baseline.write(path, entries)
+    print(f"txncheck gate: baseline written: {path} ({len(report.outcomes)} entries)")
+    return EXIT_PASS
+
+
+def _run_all(gate: gatefile.GateFile, out: str, jobs: int, cache: str | None, use_cache: bool) -> list[EntryOutcome]:
     total = len(gate.entries)
     done: dict[str, EntryOutcome] = {}
+    keys = {e.name: gate_cache.entry_key(e) for e in gate.entries} if cache else {}
 
     def progress(o: EntryOutcome) -> None:
         done[o.name] = o
         mark = "ok" if o.ok else "FAILED"
-        print(f"txncheck gate: [{len(done)}/{total}] {o.name}: {mark} ({o.verdict}, {o.seconds:.2f} s)",
+        how = "cached" if o.cached else f"{o.seconds:.2f} s"
+        print(f"txncheck gate: [{len(done)}/{total}] {o.name}: {mark} ({o.verdict}, {how})",
               file=sys.stderr, flush=True)
+        if cache and not o.cached and o.ok and not o.internal:
+            gate_cache.store(cache, o, keys[o.name])  # only a green run: a failure must be searched again
 
-    if jobs == 1:  # no worker to start: the entries run here, one after another
-        for e in gate.entries:
+    todo = []
+    for e in gate.entries:
+        hit = None
+        if cache and use_cache:
+            t = time.perf_counter()
+            hit = gate_cache.lookup(cache, e, keys[e.name], os.path.join(out, e.name))
+        if hit is not None:
+            progress(replace(hit, seconds=round(time.perf_counter() - t, 3)))
+        else:
+            todo.append(e)
+    jobs = min(jobs, len(todo))
+    if not todo:
+        pass
+    elif jobs == 1:  # no worker to start: the entries run here, one after another
+        for e in todo:
             progress(run_entry(e, out, 1))
     else:
         # spawn: a fresh interpreter per worker, so no lock held by one of our threads is copied into it
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_worker_init)
         try:
-            futures = {pool.submit(run_entry, e, out, jobs): e.name for e in gate.entries}
+            futures = {pool.submit(run_entry, e, out, jobs): e.name for e in todo}
             from concurrent.futures import as_completed
             for f in as_completed(futures):
                 progress(f.result())
@@ -137,9 +206,11 @@ def _results_text(report: GateReport) -> str:
     for o in report.outcomes:
         counts = f"{o.distinct:,} states, depth {o.depth}" if o.distinct is not None else ""
         lines.append(f"  {o.name:<{width}}  {'ok    ' if o.ok else 'FAILED'}  expect {o.entry.expect:<9} "
-                     f"got {o.verdict:<10} {counts}  {o.seconds:.2f} s")
+                     f"got {o.verdict:<10} {counts}  {'cached' if o.cached else f'{o.seconds:.2f} s'}")
         for msg in o.failures:
             lines.append(f"      {msg}")
+        for note in o.notes:
+            lines.append(f"      note: {note}")
     n_bad = sum(not o.ok for o in report.outcomes)
     lines.append(f"verdict: {'PASS' if report.ok else 'FAIL'}"
                  + (f" ({n_bad} of {len(report.outcomes)} entries failed)" if n_bad else "")

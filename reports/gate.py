@@ -59,6 +59,12 @@ class EntryOutcome:
     unfired_rows: tuple[str, ...] = ()
     error: str | None = None
     internal: bool = False       # the error is a bug in txncheck, not the entry's
+    # what the baseline records (reports/gate_baseline.py): kept here so a cached outcome carries them too
+    witnessed: tuple[str, ...] = ()    # sometimes properties witnessed
+    fired_rows: tuple[str, ...] = ()   # rows with fired > 0 in result.json's coverage
+    violated: tuple[str, ...] = ()     # properties violated
+    cached: bool = False               # reused from the cache (reports/gate_cache.py), not searched this run
+    notes: tuple[str, ...] = ()        # worth saying, never a failure (a new witness, no baseline yet)
 
     @property
     def name(self) -> str:
@@ -88,6 +94,8 @@ class EntryOutcome:
     def to_json(self) -> dict:
         return {"name": self.name, "ok": self.ok, "verdict": self.verdict, "distinct": self.distinct,
                 "depth": self.depth, "seconds": self.seconds, "out": self.out, "error": self.error,
+                "cached": self.cached, "notes": list(self.notes),
+                "witnessed": list(self.witnessed), "fired_rows": list(self.fired_rows), "violated": list(self.violated),
                 "expectations": [e.__dict__ for e in self.expectations],
                 "properties": [p.__dict__ for p in self.properties]}
 
@@ -154,7 +162,11 @@ def judge_entry(entry: GateEntry, out: str, result, seconds: float) -> EntryOutc
         exps.append(Expectation("time budget", seconds <= entry.budget,
                                 f"time: {seconds:.2f} s against a budget of {entry.budget:g} s"))
     return EntryOutcome(entry, out, result.verdict, st["distinct"], st["depth"], seconds, tuple(props), tuple(exps),
-                        tuple(result.unfired_rows))
+                        tuple(result.unfired_rows),
+                        witnessed=tuple(sorted(p.name for p in result.properties
+                                               if p.kind == "sometimes" and p.outcome == "witnessed")),
+                        fired_rows=tuple(sorted(c["row"] for c in result.coverage if c["fired"] > 0)),
+                        violated=tuple(sorted(p.name for p in result.properties if p.outcome == "violated")))
 
 
 def _expect(entry: GateEntry, result) -> Expectation:

@@ -1,0 +1,154 @@
+"""Drift detection for `txncheck gate`: a committed baseline of what each entry's search found.
+
+Golden counts in the gate file catch a changed state count only where someone wrote one. The baseline
+records, for every entry, what a model can silently lose: its distinct states and depth, the `sometimes`
+properties it witnesses (a lost witness means an invariant may have become vacuous), the rows that fired
+(a row that stops firing is a behaviour the model no longer has) and, for an entry that must find a
+violation, the properties violated (a known bug no longer caught). `txncheck gate --update-baseline`
+writes it; a normal run compares against it. A loss fails the entry; a gain (a new witness, row or
+violated property) is a note, because the model grew and the next `--update-baseline` records it.
+
+The file is JSON with sorted keys and sorted lists, so regenerating an unchanged baseline changes no byte
+and a reviewer's diff shows exactly which fact moved.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+from txncheck.spec.errors import ConfigError
+
+from .atomic import write_atomic
+from .gate import EntryOutcome, Expectation
+
+SCHEMA = "txncheck.gate-baseline/1"
+DEFAULT_NAME = "txncheck-baseline.json"
+FACTS = ("distinct", "depth", "witnessed", "fired_rows", "violated")
+
+
+class BaselineError(ConfigError):
+    """A baseline file that cannot be used (exit 2): the message names the file and the fix."""
+
+
+def default_path(gate_path: str) -> str:
+    """Beside the gate file: the baseline is committed with it and describes its entries."""
+    return os.path.join(os.path.dirname(gate_path), DEFAULT_NAME)
+
+
+def facts(o: EntryOutcome) -> dict:
+    """What the baseline records of one entry's outcome."""
+    d = {"distinct": o.distinct, "depth": o.depth, "witnessed": sorted(o.witnessed), "fired_rows": sorted(o.fired_rows)}
+    if o.entry.expect == "violation":
+        d["violated"] = sorted(o.violated)
+    return d
+
+
+def load(path: str) -> dict[str, dict]:
+    """The baseline's entries by name; any problem is one BaselineError naming the file and the fix."""
+    fix = f"regenerate it with `txncheck gate --update-baseline {path}` (or restore the committed file)"
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise BaselineError(f"baseline file {path} does not exist; write it with "
+                            f"`txncheck gate --update-baseline {path}`") from None
+    except OSError as err:
+        raise BaselineError(f"baseline file {path} cannot be read ({err.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BaselineError(f"baseline file {path} is not valid JSON ({err}); {fix}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else None
+        raise BaselineError(f"baseline file {path} is not a {SCHEMA} file (schema {found!r}); {fix}")
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        raise BaselineError(f"baseline file {path} has no \"entries\" object; {fix}")
+    for name, e in entries.items():
+        problem = _problem(e)
+        if problem:
+            raise BaselineError(f"baseline file {path}: entry {name!r} {problem}; {fix}")
+    return entries
+
+
+def _problem(e: object) -> str | None:
+    if not isinstance(e, dict):
+        return "is not an object"
+    unknown = sorted(set(e) - set(FACTS))
+    if unknown:
+        return f"has an unknown key {unknown[0]!r}"
+    for key in ("distinct", "depth"):
+        if not isinstance(e.get(key), int) or isinstance(e.get(key), bool):
+            return f"needs {key} as a whole number"
+    for key in ("witnessed", "fired_rows", "violated"):
+        if key in e and not (isinstance(e[key], list) and all(isinstance(x, str) for x in e[key])):
+            return f"needs {key} as a list of names"
+    for key in ("witnessed", "fired_rows"):
+        if key not in e:
+            return f"has no {key}"
+    return None
+
+
+def render(entries: dict[str, dict]) -> str:
+    return json.dumps({"schema": SCHEMA, "entries": entries}, indent=1, sort_keys=True) + "\n"
+
+
+def write(path: str, entries: dict[str, dict]) -> None:
+    write_atomic(path, render(entries))
+
+
+def drift(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
+    """One expectation per drift check (failed when something was lost) and notes for what was gained."""
+    exps: list[Expectation] = []
+    notes: list[str] = []
+    for key, what in (("distinct", "distinct states"), ("depth", "depth")):
+        was, now = base[key], getattr(o, key)
+        exps.append(Expectation(f"drift {key}", was == now,
+                                f"{what} {now} as in the baseline" if was == now else
+                                f"baseline drift: {what} {was} -> {now}"))
+    lost, gained = _diff(base["witnessed"], o.witnessed)
+    exps.append(Expectation("drift witnesses", not lost,
+                            "; ".join(f"baseline drift: {n} is no longer witnessed: an invariant may have become "
+                                      "vacuous" for n in lost) or "every sometimes witness of the baseline is witnessed"))
+    notes += [f"{n} is now witnessed (not in the baseline)" for n in gained]
+    lost, gained = _diff(base["fired_rows"], o.fired_rows)
+    exps.append(Expectation("drift rows", not lost,
+                            "; ".join(f"baseline drift: row {r} fired in the baseline and no longer fires: a "
+                                      "behaviour of the model is lost" for r in lost)
+                            or "every row that fired in the baseline fires"))
+    notes += [f"row {r} now fires (not in the baseline)" for r in gained]
+    if o.entry.expect == "violation":
+        lost, gained = _diff(base.get("violated", []), o.violated)
+        exps.append(Expectation("drift violated", not lost,
+                                "; ".join(f"baseline drift: {n} is no longer violated: the known bug is no longer "
+                                          "caught" for n in lost)
+                                or "every property violated in the baseline is violated"))
+        notes += [f"{n} is now violated too (not in the baseline)" for n in gained]
+    return exps, notes
+
+
+def _diff(was, now) -> tuple[list[str], list[str]]:
+    was, now = set(was), set(now)
+    return sorted(was - now), sorted(now - was)
+
+
+def check(outcomes: list[EntryOutcome], baseline: dict[str, dict], updating: bool = False) -> list[EntryOutcome]:
+    """Each outcome with its drift checks added. While updating, drift is what the update records, so it is
+    reported as notes (`... -> ...`) instead of failing the entry."""
+    out = []
+    for o in outcomes:
+        if o.error is not None:  # nothing was searched: the error is the entry's failure
+            out.append(o)
+            continue
+        base = baseline.get(o.name)
+        if base is None:
+            if not updating:
+                o = replace(o, notes=o.notes + (f"no baseline for {o.name}; run txncheck gate --update-baseline",))
+            out.append(o)
+            continue
+        exps, notes = drift(o, base)
+        if updating:
+            changed = [e.message.removeprefix("baseline drift: ") for e in exps if not e.ok]
+            out.append(replace(o, notes=o.notes + tuple(f"baseline updated: {m}" for m in changed + notes)))
+        else:
+            out.append(replace(o, expectations=o.expectations + tuple(exps), notes=o.notes + tuple(notes)))
+    return out
