@@ -88,9 +88,7 @@ def run(args) -> int:
     # --no-cache still records this run: it forces the search, it does not forget
     cache = args.cache or gate_cache.default_dir(args.out)
     t0 = time.perf_counter()
-    outcomes = _run_all(gate, args.out, jobs, cache, use_cache=not args.no_cache)
-    if baseline is not None:
-        outcomes = gate_baseline.check(outcomes, baseline, updating)
+    outcomes = _run_all(gate, args.out, jobs, cache, not args.no_cache, baseline, updating)
     report = GateReport(path, tuple(outcomes), round(time.perf_counter() - t0, 3))
     _write_reports(report, args)
     print(_results_text(report))
@@ -119,14 +117,18 @@ def _update_baseline(report: GateReport, path: str, kept: dict | None) -> int:
     return EXIT_PASS
 
 
-def _run_all(gate: gatefile.GateFile, out: str, jobs: int, cache: str | None, use_cache: bool) -> list[EntryOutcome]:
+def _run_all(gate: gatefile.GateFile, out: str, jobs: int, cache: str | None, use_cache: bool,
+             baseline: dict | None, updating: bool) -> list[EntryOutcome]:
+    """Every entry's outcome, searched or cached, with its drift checks against `baseline` (if any)."""
     total = len(gate.entries)
     done: dict[str, EntryOutcome] = {}
     keys = {e.name: gate_cache.entry_key(e) for e in gate.entries} if cache else {}
 
     def progress(o: EntryOutcome) -> None:
-        done[o.name] = o
-        mark = "ok" if o.ok else "FAILED"
+        # drift is judged here, so the progress line already says what the results will say
+        shown = gate_baseline.check([o], baseline, updating)[0] if baseline is not None else o
+        done[o.name] = shown
+        mark = "ok" if shown.ok else "FAILED"
         how = "cached" if o.cached else f"{o.seconds:.2f} s"
         print(f"txncheck gate: [{len(done)}/{total}] {o.name}: {mark} ({o.verdict}, {how})",
               file=sys.stderr, flush=True)
