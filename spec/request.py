@@ -12,12 +12,12 @@ Spark executor as plain data; tests may also hold a `Spec` object directly.
 from __future__ import annotations
 
 import importlib
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Mapping
 
 from .errors import ConfigError
-from .model import ResolvedConfig, Spec
+from .model import Spec
 
 
 def _text(value: object) -> str:
@@ -61,44 +61,32 @@ class ModelRequest:
         from . import catalog
         return catalog.load(self.spec)
 
-    def spec_to_check(self) -> Spec:
-        """The spec with the strengthening invariants (if asked) and the variant applied."""
-        s = self.base_spec()
-        if self.invariants:
-            s = s.with_invariants_checked()
-        return s.with_variant(self.variant)
-
-    def config_name(self, spec: Spec | None = None) -> str | None:
-        if self.config:
-            return self.config
-        s = spec or self.spec_to_check()
-        if self.variant:
-            return s.variant_named(self.variant).config
-        return s.configs[0].name if s.configs else None
-
-    def merged_overrides(self, spec: Spec | None = None) -> dict[str, str]:
-        """The variant's own settings, then the user's overrides (which win)."""
-        s = spec or self.spec_to_check()
-        settings = {k: _text(v) for k, v in s.variant_named(self.variant).settings} if self.variant else {}
-        return {**settings, **dict(self.overrides)}
-
-    def resolve(self, spec: Spec | None = None) -> ResolvedConfig:
-        s = spec or self.spec_to_check()
-        return s.resolve_config(self.config_name(s), self.merged_overrides(s))
-
     def ground(self):
-        """The GroundModel (the last few cached per process: a Spark worker grounds each request once)."""
-        return _ground_cached(self) if isinstance(self.spec, str) else _ground(self)
+        """The GroundModel, grounded by the one recipe. The last few are cached per process (a Spark
+        worker grounds each request once, replay grounds a model once for many traces), keyed by the
+        request and the very spec object it resolves to, so a spec swapped in (a test's catalog) is
+        grounded afresh."""
+        base = self.base_spec()
+        key = (self.spec_name, self.config, self.overrides, self.variant, self.invariants, id(base))
+        hit = _GROUNDED.get(key)
+        if hit is not None and hit[0] is base:
+            _GROUNDED.move_to_end(key)
+            return hit[1]
+        from .ground import ground
+        spec = base.with_invariants_checked() if self.invariants else base
+        spec = spec.with_variant(self.variant)
+        if self.variant:
+            variant = spec.variant_named(self.variant)
+            config = self.config or variant.config
+            settings = {k: _text(v) for k, v in variant.settings}
+        else:
+            config = self.config or (spec.configs[0].name if spec.configs else None)
+            settings = {}
+        model = ground(spec, spec.resolve_config(config, {**settings, **dict(self.overrides)}))  # --set wins
+        _GROUNDED[key] = (base, model)
+        while len(_GROUNDED) > 8:
+            _GROUNDED.popitem(last=False)
+        return model
 
-    def to_json(self) -> dict:
-        return {"spec": self.spec_name, "config": self.config, "overrides": [list(x) for x in self.overrides],
-                "variant": self.variant, "invariants": self.invariants}
 
-
-def _ground(request: ModelRequest):
-    from .ground import ground
-    s = request.spec_to_check()
-    return ground(s, request.resolve(s))
-
-
-_ground_cached = lru_cache(maxsize=4)(_ground)
+_GROUNDED: OrderedDict = OrderedDict()  # a per-process cache of frozen requests, not configuration

@@ -10,7 +10,7 @@ actions (`traces.build`), so no descriptive field can be false.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass
 
 from txncheck.spec import catalog
@@ -41,10 +41,6 @@ class ReplayReport:
     field: str | None = None  # the path of the first field that differs, e.g. steps[1].changed[0]
 
 
-# grounding Kafka takes a tenth of a second; replaying many traces of one model grounds it once
-_MODELS: OrderedDict = OrderedDict()
-
-
 def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
     try:
         base = catalog.load(trace.spec)
@@ -73,24 +69,11 @@ def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
         if named is not None and bound in cfg and cfg[bound] != getattr(named, bound):
             values[bound] = cfg[bound]
     try:
-        key = (trace.spec, v, name, tuple(sorted(values.items())))
-        hash(key)
-    except TypeError:  # a Trace built in memory may hold anything; it is just not cached
-        key = None
-    hit = _MODELS.get(key) if key is not None else None
-    if hit is not None and hit[0] is base:  # the same spec object: a test may have swapped the catalog's
-        return hit[1]
-    try:
-        # the one recipe every command grounds by; the spec object, not its name, so that the
-        # request's own cache cannot hand back a model of another spec object under that name
-        model = ModelRequest.of(base, name if named is not None else None, values, v).ground()
+        # the one recipe every command grounds by (cached there); the spec object, not its name, since
+        # the trace's variant and config were checked against this very object
+        return ModelRequest.of(base, name if named is not None else None, values, v).ground()
     except TxncheckError as err:
         raise TraceError(f"config.values: the trace's configuration does not fit spec {trace.spec}: {err}") from None
-    if key is not None:
-        _MODELS[key] = (base, model)
-        while len(_MODELS) > 8:
-            _MODELS.popitem(last=False)
-    return model
 
 
 def _find_action(model: GroundModel, step):

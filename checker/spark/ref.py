@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from txncheck.spec.errors import ConfigError
+from txncheck.spec.request import ModelRequest
 
 
 @dataclass(frozen=True)
@@ -32,13 +33,13 @@ class ModelRef:
         if not isinstance(request.spec, str):
             raise ConfigError(f"the Spark engine ships specs to executors by name; spec {request.spec_name} is "
                               "an object: give its catalogue name or MODULE:ATTRIBUTE")
-        overrides = tuple(sorted((k, str(int(v)) if isinstance(v, bool) else str(v))
-                                 for k, v in model.config.overrides))
-        return ModelRef(request.spec, model.config.name, overrides, request.variant, symmetry, request.invariants)
+        resolved = ModelRequest.of(request.spec, model.config.name, dict(model.config.overrides), request.variant,
+                                    request.invariants)  # the overrides as text, as every request holds them
+        return ModelRef(resolved.spec, resolved.config, resolved.overrides, resolved.variant, symmetry,
+                        resolved.invariants)
 
     @property
     def request(self):
-        from txncheck.spec.request import ModelRequest
         return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant, self.invariants)
 
     def build(self):
