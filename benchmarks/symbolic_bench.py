@@ -123,8 +123,8 @@ def write_section(path: str, section: str) -> None:
             else:  # a new subsection: at the end of the Symbolic engine section
                 end = re.search(r"^## Symbolic engine\n.*?(?=^## (?!Symbolic)|\Z)", text, re.S | re.M).end()
                 text = text[:end].rstrip("\n") + "\n\n" + block + "\n" + text[end:]
-    from txncheck.traces.schema import write_text_atomic
-    write_text_atomic(path, text)
+    from txncheck.reports.atomic import write_atomic
+    write_atomic(path, text)
 
 
 def main(argv=None) -> int:

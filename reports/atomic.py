@@ -18,6 +18,13 @@ class ReportPathError(ConfigError):
     """A report path (--junit, --sarif, --summary) that cannot be written (exit 2)."""
 
 
+def umask() -> int:
+    """The process's umask (reading it means setting it: put straight back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def check_writable(path: str, option: str) -> None:
     """Refuse a report path before the gate runs (a directory, a parent that is a file)."""
     if not path or not path.strip():
@@ -44,9 +51,7 @@ def write_atomic(path: str, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; a report is as readable as any file the user writes
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600; a report is as readable as any file the user writes
         os.replace(tmp, path)
     except BaseException:
         try:

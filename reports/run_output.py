@@ -20,7 +20,10 @@ import os
 import shutil
 import tempfile
 
+from txncheck.checker.processes import alive
 from txncheck.spec.errors import ConfigError
+
+from .atomic import umask
 
 _STAGE = ".txncheck-stage-"
 _OLD = ".txncheck-old-"
@@ -31,22 +34,6 @@ _OWN_SUFFIXES = (".trace.json", ".trace.txt", ".cti.json", ".cti.txt")  # bmc's 
 
 class OutputError(ConfigError):
     """An output path that cannot be used (exit 2, before any search)."""
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _renameat2_exchange(a: str, b: str) -> bool:
@@ -141,7 +128,7 @@ class RunOutput:
         """Make the staged run the content of `out`, atomically where the kernel allows."""
         for name in self._scratch:
             shutil.rmtree(self.path(name), ignore_errors=True)
-        os.chmod(self.stage, 0o777 & ~_umask())
+        os.chmod(self.stage, 0o777 & ~umask())
         if os.path.isdir(self.out):
             for name in self.keep:  # this run's own store was written into the previous directory
                 src = os.path.join(self.out, name)
@@ -179,5 +166,5 @@ def _clean_stale(parent: str, base: str) -> None:
             pid_s, _, rest = e[len(prefix):].partition("-")
             if not pid_s.isdigit() or not rest.startswith(base + "-"):
                 continue
-            if int(pid_s) != os.getpid() and not _pid_alive(int(pid_s)):
+            if int(pid_s) != os.getpid() and not alive(int(pid_s)):
                 shutil.rmtree(os.path.join(parent, e), ignore_errors=True)

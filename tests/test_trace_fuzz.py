@@ -90,11 +90,11 @@ def _cti_trace(root: str) -> str:
     from txncheck.checker.symbolic.induction import k_induction
     from txncheck.spec import catalog
     from txncheck.spec.ground import ground
-    from txncheck.traces.schema import save
+    from txncheck.reports.atomic import write_atomic
     spec = replace(catalog.load("twophase"), invariants_for_induction=())
     (p,) = k_induction(ground(spec, spec.resolve_config("tiny")), 2).properties
     path = os.path.join(root, "cti", "traces", "TCConsistent.json")  # where bmc --out writes it
-    save(p.trace, path)
+    write_atomic(path, json.dumps(p.trace.to_json(), indent=1) + "\n")
     return path
 
 

@@ -18,7 +18,6 @@ import math
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass, field, fields
 from importlib import resources
 
@@ -305,29 +304,6 @@ def _check_structure(d: dict, source: str) -> None:
 
 
 # ---- files ----------------------------------------------------------------------------------
-def write_json_atomic(path: str, data: object) -> None:
-    """Write JSON to `path` via a temporary file and a rename, so readers never see half a file."""
-    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def save(trace: Trace, path: str) -> None:
-    write_json_atomic(path, trace.to_json())
-
-
 def read_trace_bytes(path: str) -> bytes:
     """The file's bytes, refusing what is not a regular file or is larger than any trace (a device
     such as /dev/zero, or a pipe, would be read forever)."""
