@@ -24,6 +24,7 @@ from pathlib import Path
 
 from txncheck.spec.errors import TxncheckError
 
+from ..processes import alive
 from .session import SparkEngineError, check_java, conf_dir, require_pyspark
 
 HOST = "127.0.0.1"
@@ -125,20 +126,6 @@ class Cluster:
         self.save()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child counts as gone
-        wpid, _ = os.waitpid(pid, os.WNOHANG)
-        return wpid == 0
-    except ChildProcessError:
-        return True
-
-
 def _kill_tree(pid: int, sig=signal.SIGTERM, grace: float = 10.0) -> None:
     """Signal the process group started for `pid` (spark-class execs java in it), then KILL."""
     try:
@@ -149,15 +136,15 @@ def _kill_tree(pid: int, sig=signal.SIGTERM, grace: float = 10.0) -> None:
         except ProcessLookupError:
             return
     t = time.time() + grace
-    while time.time() < t and _alive(pid):
+    while time.time() < t and alive(pid):
         time.sleep(0.2)
-    if _alive(pid):
+    if alive(pid):
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         time.sleep(0.2)
-        _alive(pid)
+        alive(pid)
 
 
 def start(d: str, workers: int = 2, port: int | None = None, cores: int = 1, memory: str = "1g",
@@ -169,7 +156,7 @@ def start(d: str, workers: int = 2, port: int | None = None, cores: int = 1, mem
     (dp / "work").mkdir(parents=True, exist_ok=True)
     if (dp / "cluster.json").exists():
         old = Cluster.load(str(dp))
-        if _alive(old.master_pid):
+        if alive(old.master_pid):
             raise SparkEngineError(f"a cluster from {dp} is already running at {old.url} (master PID "
                                    f"{old.master_pid}); stop it first")
     port = port or free_port()
@@ -231,7 +218,7 @@ def main(argv=None) -> int:
                 print(f"no cluster recorded in {a.dir}")
                 return 1
             c = Cluster.load(a.dir)
-            up = _alive(c.master_pid)
+            up = alive(c.master_pid)
             print(f"master {c.url} PID {c.master_pid} {'running' if up else 'stopped'}; "
                   f"{c.alive_workers() if up else 0} workers alive (PIDs {c.worker_pids})")
             return 0 if up else 1
