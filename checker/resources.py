@@ -36,6 +36,12 @@ def default_max_memory() -> int:
     return int(machine_memory() * DEFAULT_SHARE)
 
 
+def visited_budget(limit: int) -> int:
+    """Where the vector engine's visited set spills to disk under a memory bound: a quarter of it, the
+    rest being for the frontier, the next level and the interpreter."""
+    return limit // 4
+
+
 def parse_megabytes(option: str, value: str | int | None) -> int | None:
     """`--max-memory`/`--memory-budget` in MiB (a positive integer) as bytes."""
     if value is None:
@@ -72,9 +78,9 @@ class memory_bound:
         resource.setrlimit(resource.RLIMIT_DATA, self.previous)
 
 
-def out_of_memory_message(limit: int | None, detail: str = "") -> str:
+def out_of_memory_message(limit: int | None) -> str:
     bound = f"the memory bound ({limit / 2**20:,.0f} MiB)" if limit else "the available memory"
-    return f"the search ran out of {bound}{detail}; {ADVICE}"
+    return f"the search ran out of {bound}; {ADVICE}"
 
 
 def memory_limit() -> int | None:

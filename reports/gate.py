@@ -104,8 +104,9 @@ def options_for(entry: GateEntry, jobs: int = 1) -> ExploreOptions:
     opts = ExploreOptions(symmetry=entry.symmetry, stop_on_violation=not entry.keep_going,
                           check_deadlock=entry.deadlock)
     if "memory-budget" in engines.engine_named(entry.engine).options:
-        # as `check` does (a quarter of the memory), shared among the gate's parallel workers
-        opts = replace(opts, memory_budget=max(resources.default_max_memory() // (4 * max(jobs, 1)), 1 << 26))
+        # as `check` does, with the memory shared among the gate's parallel workers
+        share = resources.default_max_memory() // max(jobs, 1)
+        opts = replace(opts, memory_budget=max(resources.visited_budget(share), 1 << 26))
     return opts
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import json
 import os
 import sys
@@ -28,6 +27,7 @@ from .atomic import ReportPathError, write_atomic
 from .gate import EntryOutcome, Expectation, PropertyReport
 from .gatefile import GateEntry
 from .run_output import RunOutput
+from .source_location import spec_files
 
 SCHEMA = "txncheck.gate-cache/1"
 
@@ -52,25 +52,12 @@ def _py_files(folder: str) -> list[str]:
             if f.endswith(".py") and "__pycache__" not in d]
 
 
-def _module_name(spec: str) -> str:
-    if ":" in spec:
-        return spec.partition(":")[0]
-    return dict(catalog.SPECS)[spec]
-
-
-def spec_files(spec: str) -> tuple[str, list[str]]:
-    """(root, files) of a spec's source: its package folder when it is a package, else its module file."""
-    module = importlib.import_module(_module_name(spec))
-    path = os.path.abspath(module.__file__)
-    if os.path.basename(path) == "__init__.py":
-        root = os.path.dirname(path)
-        return root, _py_files(root)
-    return os.path.dirname(path), [path]
-
-
 @functools.lru_cache(maxsize=None)
 def spec_digest(spec: str) -> str:
-    return _digest(*spec_files(spec))
+    files = spec_files(spec)
+    if not files:  # a validated entry's spec was imported, so its source is there to find
+        raise FileNotFoundError(f"the source of spec {spec} cannot be found")
+    return _digest(os.path.dirname(files[0]), list(files))  # the package's folder, or the module's
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,7 +67,7 @@ def code_digest() -> str:
     import txncheck.reports
     import txncheck.spec
     import txncheck.traces
-    shipped = {os.path.abspath(f) for name in catalog.names() for f in spec_files(name)[1]}
+    shipped = {os.path.abspath(f) for name in catalog.names() for f in spec_files(name)}
     files = []
     for pkg in (txncheck.checker, txncheck.traces, txncheck.reports, txncheck.spec):
         root = os.path.dirname(os.path.abspath(pkg.__file__))
