@@ -65,16 +65,16 @@ def run(args) -> int:
         raise ConfigError("--max-depth must be 0 or more")
     if args.partitions is not None and args.partitions < 1:
         raise ConfigError("--partitions must be at least 1")
-    request = model_request(args, invariants=args.invariants)
-    model = request.ground()  # the one resolution: a misspelt variant or constant is reported before anything runs
-    spec = request.base_spec()
     engine = engines.engine_named(args.engine)
     engines.refuse_unsupported(engine, {flag: getattr(args, flag.replace("-", "_"))
                                         for flag in engines.engine_options()})
-    if args.symmetry and spec.symmetry is None:
-        raise ConfigError(f"spec {spec.name} declares no symmetry, so --symmetry would change nothing; drop it")
     max_memory = resources.parse_megabytes("--max-memory", args.max_memory)
     budget = resources.parse_megabytes("--memory-budget", args.memory_budget)
+    request = model_request(args, invariants=args.invariants)
+    spec = request.base_spec()
+    if args.symmetry and spec.symmetry is None:
+        raise ConfigError(f"spec {spec.name} declares no symmetry, so --symmetry would change nothing; drop it")
+    model = request.ground()  # the one resolution: a misspelt variant or constant is reported before anything runs
     options = ExploreOptions(symmetry=args.symmetry, max_states=args.max_states, max_depth=args.max_depth,
                              stop_on_violation=not args.keep_going, check_deadlock=args.deadlock,
                              properties=tuple(args.property) if args.property else None,
@@ -100,7 +100,7 @@ def run(args) -> int:
     # Spark's JVMs size their own memory (--driver-memory); a bound here would be inherited by them
     limit = (max_memory or resources.default_max_memory()) if engine.in_process else None
     if limit and "memory-budget" in engine.options and budget is None:
-        options = replace(options, memory_budget=limit // 4)
+        options = replace(options, memory_budget=resources.visited_budget(limit))
     with staged, (resources.memory_bound(limit) if limit else contextlib.nullcontext()):
         if engine.in_process:
             options = replace(options, workdir=staged.scratch("spill"))
