@@ -11,6 +11,7 @@ from typing import Mapping
 from .domains import Domain
 from .errors import ConfigError, SpecError
 from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
+from .sequence import At, Channel, Lane, Receive
 
 TAGS = ("crash", "zombie", "timeout", "network", "admin", "client", "env")
 
@@ -31,8 +32,11 @@ class Row:
     tags: tuple[str, ...] = ()
     ref: str = ""
     doc: str = ""
+    at: At | None = None  # where the row happens on a sequence chart (default: its table's `at`)
+    receives: tuple[Receive, ...] = ()  # messages of persistent channels the row reads
 
     def __post_init__(self):
+        object.__setattr__(self, "receives", tuple(self.receives))
         g = self.guard
         if isinstance(g, Expr):
             object.__setattr__(self, "guard", (g,))
@@ -73,6 +77,10 @@ class Table:
     doc: str = ""
     nondeterministic: tuple[str, ...] = ()
     conformance: tuple[Conformance, ...] = ()
+    at: At | None = None  # the lane its rows happen on (a row's own `at` wins)
+
+    def place(self, r: Row) -> At | None:
+        return r.at if r.at is not None else self.at
 
 
 ALWAYS, SOMETIMES, RECOVERABLE = "always", "sometimes", "recoverable"
@@ -255,6 +263,8 @@ class Spec:
     ref: str = ""
     variant: str | None = None  # set on a spec produced by `with_variant`
     forced: tuple[tuple[str, object], ...] = ()  # switches a variant's SetParam edits impose
+    lanes: tuple[Lane, ...] = ()  # sequence-chart lanes, left to right (spec/sequence.py)
+    channels: tuple[Channel, ...] = ()  # the cells that hold messages in flight
 
     # -- lookups ------------------------------------------------------------------------------
     @property

@@ -7,6 +7,7 @@ state counts equal TLC's: 288 for three RMs.
 """
 from .domains import BOOL, EnumDomain, IdSet
 from .expr import And, Exists, ForAll, Implies, Not, Or, Param, Var
+from .sequence import ALL, At, Channel, Lane, Receive
 from .model import (Always, ConfigParam, DropConjunct, NamedConfig, Row, Sometimes, Spec, Symmetry,
                     Table, Variant)
 
@@ -22,11 +23,12 @@ msgCommit = Var("msgCommit", BOOL, init=False, doc="[type |-> Commit] ∈ msgs")
 msgAbort = Var("msgAbort", BOOL, init=False, doc="[type |-> Abort] ∈ msgs")
 
 rm = Param("rm", RM)
+r = Param("r", RM)
 
-TM = Table("TM", status="tmState", doc="The transaction manager.", rows=(
+TM = Table("TM", status="tmState", doc="The transaction manager.", at=At("TM"), rows=(
     Row("TM-01", "TM", "TMRcvPrepared", params=(rm,),
         guard=(tmState == TMState.init, msgPrepared[rm]),
-        updates=(tmPrepared[rm].set(True),), ref="TwoPhase.tla TMRcvPrepared"),
+        updates=(tmPrepared[rm].set(True),), ref="TwoPhase.tla TMRcvPrepared", receives=(Receive("Prepared", (rm,)),)),
     Row("TM-02", "TM", "TMCommit",
         guard=(tmState == TMState.init, ForAll(RM, lambda r: tmPrepared[r])),
         updates=(tmState.set(TMState.done), msgCommit.set(True)), ref="TwoPhase.tla TMCommit"),
@@ -35,7 +37,7 @@ TM = Table("TM", status="tmState", doc="The transaction manager.", rows=(
         updates=(tmState.set(TMState.done), msgAbort.set(True)), ref="TwoPhase.tla TMAbort"),
 ))
 
-RMT = Table("RM", status="rmState", doc="Each resource manager.", rows=(
+RMT = Table("RM", status="rmState", doc="Each resource manager.", at=At("RM", rm), rows=(
     Row("RM-01", "RM", "RMPrepare", params=(rm,),
         guard=(rmState[rm] == RMState.working,),
         updates=(rmState[rm].set(RMState.prepared), msgPrepared[rm].set(True)), ref="TwoPhase.tla RMPrepare"),
@@ -44,10 +46,12 @@ RMT = Table("RM", status="rmState", doc="Each resource manager.", rows=(
         updates=(rmState[rm].set(RMState.aborted),), ref="TwoPhase.tla RMChooseToAbort"),
     Row("RM-03", "RM", "RMRcvCommitMsg", params=(rm,),
         guard=(msgCommit,),
-        updates=(rmState[rm].set(RMState.committed),), ref="TwoPhase.tla RMRcvCommitMsg"),
+        updates=(rmState[rm].set(RMState.committed),), ref="TwoPhase.tla RMRcvCommitMsg",
+        receives=(Receive("Commit"),)),
     Row("RM-04", "RM", "RMRcvAbortMsg", params=(rm,),
         guard=(msgAbort,),
-        updates=(rmState[rm].set(RMState.aborted),), ref="TwoPhase.tla RMRcvAbortMsg"),
+        updates=(rmState[rm].set(RMState.aborted),), ref="TwoPhase.tla RMRcvAbortMsg",
+        receives=(Receive("Abort"),)),
 ))
 
 consistent = ForAll(RM, lambda r1: ForAll(RM, lambda r2: Not(And(
@@ -80,6 +84,13 @@ SPEC = Spec(
                 trigger="RMChooseToAbort(r1); TMCommit; RMRcvCommitMsg(r2)"),
     ),
     symmetry=Symmetry((RM,)),
+    lanes=(Lane("TM", doc="the transaction manager"), Lane("RM", RM, "a resource manager")),
+    # msgs is the set of messages ever sent: a message stays after it is read
+    channels=(
+        Channel("Prepared", (r,), msgPrepared[r], sender=At("RM", r), receiver=At("TM"), persistent=True),
+        Channel("Commit", (), msgCommit, sender=At("TM"), receiver=At("RM", ALL), persistent=True),
+        Channel("Abort", (), msgAbort, sender=At("TM"), receiver=At("RM", ALL), persistent=True),
+    ),
     invariants_for_induction=(
         Always("TPInductive", And(
             Implies(msgCommit, And(tmState == TMState.done, ForAll(RM, lambda r: tmPrepared[r]))),
