@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 OUT    ?= out
 
-.PHONY: run test test-heavy gate venv venv-test java-check bench clean cluster-start cluster-stop
+.PHONY: run test test-heavy gate venv venv-test java-check browser-check bench clean cluster-start cluster-stop
 
 $(BIN)/activate:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "txncheck needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
@@ -35,9 +35,14 @@ java-check:
 	  echo "note: no Java runtime found; the Spark engine's tests will be skipped."; \
 	  echo "      install one with: apt-get install -y openjdk-17-jre-headless"; }
 
+browser-check:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "note: no chromium found; the viewer's browser tests will be skipped (CI=true makes them fail)."; \
+	  echo "      install it with: apt-get install -y chromium"; }
+
 # one worker per core, at most 4 (each may hold a Spark JVM or a large model); a test file stays on
 # one worker (the Spark cluster tests share one cluster)
-test: venv-test java-check
+test: venv-test java-check browser-check
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 # the heavy tests are few and long, most in one file: spread them test by test

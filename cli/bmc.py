@@ -81,6 +81,7 @@ def register(subparsers) -> None:
     p.add_argument("--progress", action="store_true",
                    help="print each solver query's time to stderr as it finishes (deep runs take minutes)")
     p.add_argument("--out", default=None, help="directory for counterexample traces and result.json")
+    p.add_argument("--html", action="store_true", help="with --out: also a viewer page per trace and traces/index.html")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 
@@ -116,6 +117,8 @@ def run(args) -> int:
     on_query = _print_progress if args.progress else None
     if args.progress and args.pdr:
         raise ConfigError("--progress applies to --depth and --induction, not --pdr; drop one of them")
+    if args.html and not args.out:
+        raise ConfigError("--html writes its pages under --out; add --out DIR")
     staged = RunOutput.prepare(args.out) if args.out else None  # a bad --out is found before any solving
     try:
         return _solve_and_report(args, m, on_query, staged)
@@ -145,6 +148,10 @@ def _solve_and_report(args, m, on_query, staged) -> int:
     if staged is not None:
         traces = {p.name: p.trace for p in res.properties if p.trace is not None}
         rel = {name: os.path.join(args.out, r) for name, r in _written(data, traces, staged, args.out).items()}
+        if args.html:
+            from txncheck.reports.writer import write_views
+            index = write_views(traces, staged, f"{m.spec.name} · bmc")
+            rel["(viewer index)"] = os.path.join(args.out, index)
         staged.commit()
         paths = rel
     if args.json:
@@ -153,6 +160,9 @@ def _solve_and_report(args, m, on_query, staged) -> int:
         print(res.text())
         status = {p.name: p.status for p in res.properties}
         for name, path in paths.items():
+            if name not in status:
+                print(f"viewer: {path}")
+                continue
             what = "counterexample to induction" if status[name] == "cti" else "trace"
             print(f"{what} of {name}: {path} (txncheck replay {path})")
     if res.violated:

@@ -13,7 +13,7 @@ from txncheck.checker.fingerprint import format_probability
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check
 from txncheck.reports.run_output import RunOutput
-from txncheck.reports.writer import write_check
+from txncheck.reports.writer import write_check, write_views
 from txncheck.spec.errors import ConfigError
 
 from .common import add_model_args, model_request
@@ -42,6 +42,8 @@ def register(sub):
                    "machine's memory); a search that reaches it stops incomplete with exit 3 and advice")
     p.add_argument("--out", metavar="DIR", help="where to write result.json and traces (default out/SPEC-CONFIG[-VARIANT])")
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
+    p.add_argument("--html", action="store_true",
+                   help="also write a viewer page per trace (traces/NAME.html) and traces/index.html")
     p.add_argument("--progress", action="store_true", help="print a progress line every few seconds (stderr)")
     p.add_argument("--master", help="spark engine: the Spark master URL (default local[*])")
     p.add_argument("--partitions", type=int, help="spark engine: number of partitions")
@@ -107,11 +109,15 @@ def run(args) -> int:
         result = check(request, engine.name, options, settings)
         bound = resources.memory_limit()
         write_check(result, staged)
+        index = write_views(result.traces, staged, f"{result.spec} · {model.config.name}"
+                            + (f" · {result.variant}" if result.variant else "")) if args.html else None
         staged.commit()
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
         print(summary(result, shown))
+        if index:
+            print(f"viewer: {os.path.join(shown, index)}")
     if result.stop_reason == "memory":
         print(f"txncheck: {resources.out_of_memory_message(bound)}", file=sys.stderr)
     if result.verdict == "violation":

@@ -1,6 +1,7 @@
 """`txncheck replay TRACE`: re-execute a trace and confirm its violation, or say where it diverges."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -15,6 +16,8 @@ def register(sub):
     p.add_argument("--baseline", action="store_true",
                    help="replay against the spec without the trace's variant (the fix should stop it)")
     p.add_argument("--show", action="store_true", help="print the trace as text first")
+    p.add_argument("--html", metavar="FILE.html", nargs="?", const="",
+                   help="also write the trace's viewer page when the replay confirms it (default: TRACE with .html)")
     p.set_defaults(run=run)
 
 
@@ -26,12 +29,24 @@ def run(args) -> int:
     against = "baseline spec" if args.baseline else (f"variant {trace.variant}" if trace.variant else "spec")
     if report.confirmed:
         _emit(f"replay: confirmed against {trace.spec} {against}: {report.message}")
+        if args.html is not None:
+            _emit(f"page: {_write_page(args, trace)}")
         if trace.kind == "cti":
             return 3  # as `txncheck bmc --induction`: not a violation, not a proof
         return 1 if trace.kind in ("violation", "deadlock", "unrecoverable") else 0
     where = f" (diverges at step {report.diverged_at})" if report.diverged_at is not None else ""
     _emit(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")
     return 2
+
+
+def _write_page(args, trace) -> str:
+    from txncheck.reports.atomic import write_atomic
+    from txncheck.reports.viewer import render_trace_page
+    from .view import default_page
+    page = args.html or default_page(args.trace)
+    html, _ = render_trace_page(trace, os.path.basename(page), confirmed=not args.baseline)
+    write_atomic(page, html)
+    return page
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -1,6 +1,8 @@
 """Writing results: `result.json` and every trace (JSON and text) of a run into its staged output."""
 from __future__ import annotations
 
+import os
+
 from txncheck.checker.result import CheckResult
 from txncheck.checker.run import trace_path
 from txncheck.traces.render import render_trace_text
@@ -27,3 +29,19 @@ def write_symbolic(data: dict, traces: dict, out: RunOutput) -> dict[str, str]:
         paths[name] = trace_path(name)
     out.write_json("result.json", data)
     return paths
+
+
+def write_views(traces: dict, out: RunOutput, title: str) -> str | None:
+    """`traces/NAME.html`, a viewer page per trace (`traces`: name -> Trace, as just built and
+    judged by the checker, so not replayed again), and `traces/index.html` listing them; returns the
+    index's path relative to the output directory."""
+    from .viewer import IndexEntry, render_index, render_trace_page  # jinja2 only when pages are asked for
+    entries = []
+    for name, tr in sorted(traces.items()):
+        page = trace_path(name)[:-len(".json")] + ".html"
+        html, _ = render_trace_page(tr, os.path.basename(page), confirmed=True)
+        out.write_text(page, html)
+        entries.append(IndexEntry(os.path.basename(page), name, tr))
+    index = os.path.join(os.path.dirname(trace_path("x")), "index.html")
+    out.write_text(index, render_index(title, entries))
+    return index
