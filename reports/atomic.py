@@ -39,7 +39,7 @@ def check_writable(path: str, option: str) -> None:
         raise ReportPathError(f"{option} {path}: {probe} is a file, not a directory")
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str | bytes) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(parent, exist_ok=True)
@@ -47,7 +47,7 @@ def write_atomic(path: str, text: str) -> None:
     except OSError as err:
         raise ReportPathError(f"cannot write {path} ({err.strerror}); give a path you can write to") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -18,6 +18,7 @@ ROW_H = 30
 TOP = 8
 BOX_H = 20
 LABEL_MAX = 34     # characters of a message label drawn on its arrow (the full label is its tooltip)
+CHAR_W = 6.2       # the mean width of a label character at the label's font size, in pixels
 
 
 def lane_x(story: Story, lane) -> float:
@@ -81,6 +82,19 @@ def render_chart(story: Story, highlight: set[int], last: int) -> str:
     for m in story.messages:
         out.extend(_message(story, m, len(story.steps), sends_at))
     out.append('</g>')
+    # a step that sends on another lane's behalf (two hops in one step: the log's append becomes
+    # durable and the coordinator's callback answers) is tied to that lane by a dotted line
+    msgs = {m.id: m for m in story.messages}
+    out.append('<g class="hops">')
+    for st in story.steps:
+        if st.lane is None or st.lane not in story.lanes:
+            continue
+        for src in sorted({msgs[i].source for i in st.sends if msgs[i].source not in (None, st.lane)
+                           and msgs[i].source in story.lanes}, key=lambda ln: story.lanes.index(ln)):
+            x, sx, y = lane_x(story, st.lane), lane_x(story, src), step_y(st.index)
+            out.append(f'<g class="hop" data-step="{st.index}"><line x1="{x}" y1="{y}" x2="{sx}" y2="{y}"/>'
+                       f'<circle cx="{sx}" cy="{y}" r="3"/></g>')
+    out.append('</g>')
     # events
     out.append('<g class="events">')
     for st in story.steps:
@@ -90,11 +104,13 @@ def render_chart(story: Story, highlight: set[int], last: int) -> str:
         cls = ["event"]
         if st.fault:
             cls.append("fault")
+        if st.zombie:
+            cls.append("zombie")
         if st.index in highlight:
             cls.append("key")
         if st.index == last:
             cls.append("last")
-        text = f"{'⚡ ' if st.fault else ''}{st.row} {st.label}"
+        text = f"{'⚡ ' if st.fault else ''}{'☠ ' if st.zombie else ''}{st.row} {st.label}"
         bw = LANE_W - 14
         out.append(f'<g class="{" ".join(cls)}" data-step="{st.index}"><title>{_a(st.action)}: {_a(st.label)}</title>'
                    f'<rect x="{x - bw / 2}" y="{y - BOX_H / 2}" width="{bw}" height="{BOX_H}" rx="4"/>'
@@ -151,5 +167,7 @@ def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str
     anchor = "start" if direction > 0 else "end"
     ly = y1 - 4 - 11 * slot
     label = _clip(m.label) + (" (dup)" if m.duplicate else "")
+    if anchor == "end" and lx - CHAR_W * len(label) < LEFT + 2:  # would run over the step numbers
+        label = _clip(label, max(10, int((lx - LEFT - 2) / CHAR_W)))
     parts.append(f'<text class="mlabel" x="{lx}" y="{ly}" text-anchor="{anchor}">{_a(label)}</text></g>')
     return parts

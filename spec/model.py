@@ -33,7 +33,8 @@ class Row:
     ref: str = ""
     doc: str = ""
     at: At | None = None  # where the row happens on a sequence chart (default: its table's `at`)
-    receives: tuple[Receive, ...] = ()  # messages of persistent channels the row reads
+    receives: tuple[Receive, ...] = ()  # messages the row reads (persistent channels) or takes delivery of
+    sends_from: At | None = None  # whose messages the row sends, where not its channel's sender
 
     def __post_init__(self):
         object.__setattr__(self, "receives", tuple(self.receives))

@@ -10,6 +10,7 @@ from .domains import BOOL, EnumDomain, IdSet, IntRange, SubsetDomain
 from .expr import And, Exists, ForAll, If, Implies, Member, Not, Or, Param, Var
 from .model import (AddRow, Always, ConfigParam, DropRow, NamedConfig, Row, Sometimes, Spec,
                     Table, Variant)
+from .sequence import ALL, At, Channel, Field, Lane, Receive
 
 RM = IdSet("RM", size="rm", prefix="r")
 Acceptor = IdSet("Acceptor", size="acceptors", prefix="a")
@@ -40,8 +41,12 @@ ms = Param("ms", Majority)
 b = Param("b", Ballot)
 v = Param("v", Decision)
 mb = Param("mb", HigherBallot)
+# a phase1b message's content (channel parameters)
+m_mbal = Param("mbal", Ballot)
+m_bal = Param("mbal_voted", BalOrNone)
+m_val = Param("val", Val)
 
-RMT = Table("RM", status="rmState", doc="Each resource manager.", rows=(
+RMT = Table("RM", status="rmState", doc="Each resource manager.", at=At("RM", r), rows=(
     Row("RM-01", "RM", "RMPrepare", params=(r,), guard=(rmState[r] == RMState.working,),
         updates=(rmState[r].set(RMState.prepared), m2a[r, 0, Decision.prepared].set(True)),
         ref="PaxosCommit.tla RMPrepare"),
@@ -49,9 +54,11 @@ RMT = Table("RM", status="rmState", doc="Each resource manager.", rows=(
         updates=(rmState[r].set(RMState.aborted), m2a[r, 0, Decision.aborted].set(True)),
         ref="PaxosCommit.tla RMChooseToAbort"),
     Row("RM-03", "RM", "RMRcvCommitMsg", params=(r,), guard=(mCommit,),
-        updates=(rmState[r].set(RMState.committed),), ref="PaxosCommit.tla RMRcvCommitMsg"),
+        updates=(rmState[r].set(RMState.committed),), ref="PaxosCommit.tla RMRcvCommitMsg",
+        receives=(Receive("Commit"),)),
     Row("RM-04", "RM", "RMRcvAbortMsg", params=(r,), guard=(mAbort,),
-        updates=(rmState[r].set(RMState.aborted),), ref="PaxosCommit.tla RMRcvAbortMsg"),
+        updates=(rmState[r].set(RMState.aborted),), ref="PaxosCommit.tla RMRcvAbortMsg",
+        receives=(Receive("Abort"),)),
 ))
 
 
@@ -73,10 +80,10 @@ def _val_prepared(rr, mbal, subset):
         BalOrNone, lambda bb: And(bb == mx, bb >= 0, m1b[rr, a, mbal, bb, Val.prepared]))))
 
 
-LEADER = Table("Leader", doc="Ballot leaders (any process may lead a ballot > 0).", rows=(
+LEADER = Table("Leader", doc="Ballot leaders (any process may lead a ballot > 0).", at=At("leader"), rows=(
     Row("LD-01", "Leader", "Phase1a", params=(mb, r), guard=(),
         updates=(m1a[r, mb].set(True),), ref="PaxosCommit.tla Phase1a"),
-    Row("LD-02", "Leader", "Phase2a", params=(mb, r, ms),
+    Row("LD-02", "Leader", "Phase2a", params=(mb, r, ms), sends_from=At("leader"),
         guard=(Not(Exists(Decision, lambda d: m2a[r, mb, d])),
                ForAll(Acceptor, lambda a: Implies(Member(ms, a), _mset_has(r, mb, a)))),
         updates=(m2a[r, mb, If(_val_prepared(r, mb, ms), Decision.prepared, Decision.aborted)].set(True),),
@@ -91,16 +98,16 @@ LEADER = Table("Leader", doc="Ballot leaders (any process may lead a ballot > 0)
         updates=(mAbort.set(True),), ref="PaxosCommit.tla Decide (abort)"),
 ))
 
-ACC = Table("Acceptor", doc="Each acceptor, one Paxos instance per RM.", rows=(
+ACC = Table("Acceptor", doc="Each acceptor, one Paxos instance per RM.", at=At("acceptor", acc), rows=(
     Row("AC-01", "Acceptor", "Phase1b", params=(acc, r, mb),
         guard=(m1a[r, mb], aMbal[r, acc] < mb),
         updates=(aMbal[r, acc].set(mb), m1b[r, acc, mb, aBal[r, acc], aVal[r, acc]].set(True)),
-        ref="PaxosCommit.tla Phase1b"),
+        ref="PaxosCommit.tla Phase1b", receives=(Receive("phase1a", (r, mb)),)),
     Row("AC-02", "Acceptor", "Phase2b", params=(acc, r, b, v),
         guard=(m2a[r, b, v], aMbal[r, acc] <= b),
         updates=(aMbal[r, acc].set(b), aBal[r, acc].set(b), aVal[r, acc].set(v),
                  m2b[acc, r, b, v].set(True)),
-        ref="PaxosCommit.tla Phase2b"),
+        ref="PaxosCommit.tla Phase2b", receives=(Receive("phase2a", (r, b, v)),)),
 ))
 
 consistent = ForAll(RM, lambda r1: ForAll(RM, lambda r2: Not(And(
@@ -135,12 +142,32 @@ SPEC = Spec(
                 "been chosen, so one RM commits while another aborted.",
                 breaks=("DecisionUnique", "PCConsistent"),
                 edits=(DropRow("LD-02"), AddRow("Leader", Row(
-                    "LD-02b", "Leader", "Phase2a", params=(mb, r, ms),
+                    "LD-02b", "Leader", "Phase2a", params=(mb, r, ms), sends_from=At("leader"),
                     guard=(Not(Exists(Decision, lambda d: m2a[r, mb, d])),
                            ForAll(Acceptor, lambda a: Implies(Member(ms, a), _mset_has(r, mb, a)))),
                     updates=(m2a[r, mb, Decision.prepared].set(True),),
                     ref="variant: Phase2a without the highest-vote rule"))),
                 ref="Paxos phase 2a must pick the value of the highest-ballot vote",
                 config="tiny"),
+    ),
+    lanes=(Lane("RM", RM, "a resource manager (it sends the phase2a of ballot 0 of its own instance)"),
+           Lane("leader", doc="the leader of a ballot above 0 (any process may lead one) and the decision"),
+           Lane("acceptor", Acceptor, "an acceptor (one Paxos instance per RM)")),
+    # msgs is the set of messages ever sent: a message stays after it is read. The leader's Phase2a and
+    # Decide read a majority's phase1b / phase2b messages, which a Receive (one message) cannot name.
+    channels=(
+        Channel("phase1a", (r, mb), m1a[r, mb], sender=At("leader"), receiver=At("acceptor", ALL), persistent=True,
+                fields=(Field("ins", r), Field("bal", mb))),
+        Channel("phase1b", (r, acc, m_mbal, m_bal, m_val), m1b[r, acc, m_mbal, m_bal, m_val], sender=At("acceptor", acc),
+                receiver=At("leader"), persistent=True,
+                fields=(Field("ins", r), Field("mbal", m_mbal), Field("bal", m_bal), Field("val", m_val))),
+        Channel("phase2a", (r, b, v), m2a[r, b, v], sender=At("RM", r), receiver=At("acceptor", ALL), persistent=True,
+                fields=(Field("ins", r), Field("bal", b), Field("val", v)),
+                doc="ballot 0's is sent by the RM itself (RMPrepare, RMChooseToAbort), a higher ballot's by its "
+                    "leader (Phase2a), which this sender does not tell apart"),
+        Channel("phase2b", (acc, r, b, v), m2b[acc, r, b, v], sender=At("acceptor", acc), receiver=At("leader"),
+                persistent=True, fields=(Field("ins", r), Field("bal", b), Field("val", v))),
+        Channel("Commit", (), mCommit, sender=At("leader"), receiver=At("RM", ALL), persistent=True),
+        Channel("Abort", (), mAbort, sender=At("leader"), receiver=At("RM", ALL), persistent=True),
     ),
 )

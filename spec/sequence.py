@@ -27,11 +27,14 @@ class Lane:
     name: str
     index: Domain | None = None
     doc: str = ""
-    param: ParamRef | None = None  # names the index in `titles`
+    param: ParamRef | None = None  # names the index in `titles` and `stale`
     titles: tuple[tuple[Expr, str], ...] = ()  # (condition on `param` and the config, title) overrides
+    stale: Expr | None = None  # in a state where it holds, the instance has been replaced: a zombie
 
     def __post_init__(self):
         object.__setattr__(self, "titles", tuple((lift(c), t) for c, t in self.titles))
+        if self.stale is not None:
+            object.__setattr__(self, "stale", lift(self.stale))
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,25 +56,32 @@ ALL = "*"  # At(lane, ALL): a message to every instance of the lane
 
 @dataclass(frozen=True, eq=False)
 class Receive:
-    """A row reads message `key` (its channel's params, as expressions over the row's) of the
-    persistent channel `channel` without consuming it."""
+    """A row receives message `key` (its channel's params, as expressions over the row's) of
+    `channel`: of a persistent channel, it reads the message without consuming it; of any other, a
+    copy it consumes is delivered on the channel's receiver (not dropped) even where the row happens
+    elsewhere (a failover that finds an append durable). `when`: only where this holds."""
 
     channel: str
     key: tuple[Expr, ...] = ()
+    when: Expr | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "key", tuple(lift(k) for k in self.key))
+        if self.when is not None:
+            object.__setattr__(self, "when", lift(self.when))
 
 
 @dataclass(frozen=True, eq=False)
 class Field:
-    """A field a message carries, shown in its label: `Field("epoch", b_e[i][p][k])`. The value is
-    shown with the domain label of `value` (an enum name, an id like `p1`, or a number); `when`
-    (optional) hides the field where it does not apply."""
+    """A field a message carries, shown in its label: `Field("epoch", b_e[i][p][k])` shows
+    `epoch 0`; a field named "" shows its value alone (`EndTxn(COMMIT, epoch 0)`). The value is
+    shown with the label of `domain`, by default the domain of `value` (an enum name, an id like
+    `p1`, or a number); `when` hides the field where it does not apply."""
 
     name: str
     value: Expr
     when: Expr | None = None
+    domain: Domain | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "value", lift(self.value))

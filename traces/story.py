@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground import Grounder
 from txncheck.spec.ground_ir import GroundAction, GroundModel
-from txncheck.spec.sequence import ALL, At, Channel
+from txncheck.spec.sequence import At, Channel
 from txncheck.spec.state_text import parse_state, value_label
 
 from .schema import Trace, TraceError
@@ -30,7 +30,7 @@ class LaneId:
     index: int | None  # None: an unindexed lane
 
     def sort_key(self, order: dict) -> tuple:
-        return (order.get(self.kind, len(order)), -1 if self.index is None else self.index)
+        return (order.get(self.kind, len(order)), self.kind, -1 if self.index is None else self.index)
 
 
 @dataclass
@@ -56,6 +56,7 @@ class StoryStep:
     label: str          # the row's trigger
     action: str         # the ground action, e.g. RM-02(rm=r3)
     tags: tuple[str, ...]
+    zombie: bool = False  # the step's actor instance has been replaced (its lane's `stale` holds)
     sends: list = field(default_factory=list)      # message ids
     receives: list = field(default_factory=list)
     drops: list = field(default_factory=list)
@@ -114,7 +115,10 @@ class _Places:
         self.model = model
         self.gr = Grounder(model.spec, model.config)
         self.lanes = {ln.name: ln for ln in model.spec.lanes}
-        self.order = {ln.name: k for k, ln in enumerate(model.spec.lanes)}
+        kinds = [ln.name for ln in model.spec.lanes]
+        kinds += [t.actor for t in model.spec.tables if t.actor not in kinds]  # fallback lanes, in table order
+        kinds += [r.actor for r in model.spec.rows if r.actor not in kinds]
+        self.order = {k: n for n, k in enumerate(kinds)}
         self._cache: dict = {}
 
     def ground(self, e, b: dict):
@@ -134,13 +138,21 @@ class _Places:
             return LaneId(at.lane, None)
         return LaneId(at.lane, self.value(at.index, b, s))
 
-    def label(self, e, b: dict, s) -> str:
+    def label(self, e, b: dict, s, domain=None) -> str:
         v = self.value(e, b, s)
-        dom = getattr(e, "domain", None) or getattr(getattr(e, "var", None), "domain", None)
+        dom = domain or getattr(e, "domain", None) or getattr(getattr(e, "var", None), "domain", None)
         return str(value_label(dom, v, self.model.env)) if dom is not None else str(v)
 
+    def stale(self, lane: LaneId, s) -> bool:
+        ln = self.lanes.get(lane.kind)
+        if ln is None or ln.stale is None or lane.index is None:
+            return False
+        return bool(self.value(ln.stale, {ln.param.name: lane.index} if ln.param is not None else {}, s))
+
     def title(self, lane: LaneId) -> str:
-        ln = self.lanes[lane.kind]
+        ln = self.lanes.get(lane.kind)
+        if ln is None:
+            return lane.kind
         if lane.index is None or ln.index is None:
             return ln.name
         b = {ln.param.name: lane.index} if ln.param is not None else {}
@@ -158,7 +170,7 @@ def _instances(model: GroundModel, ch: Channel):
 
 def _message_label(pl: _Places, ch: Channel, b: dict, s) -> str:
     name = next((n for c, n in ch.names if pl.value(c, b, s)), ch.name)
-    fields = [f"{f.name} {pl.label(f.value, b, s)}" for f in ch.fields
+    fields = [f"{f.name} {pl.label(f.value, b, s, f.domain)}".strip() for f in ch.fields
               if f.when is None or pl.value(f.when, b, s)]
     return f"{name}({', '.join(fields)})" if fields else name
 
@@ -185,22 +197,28 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
 
     for k, (a, before, after) in enumerate(zip(actions, states, states[1:]), start=1):
         b = dict(a.params)
-        lane = pl.lane(places.get(a.row.id), b, before)
-        st = StoryStep(k, lane, a.row.id, a.row.trigger, a.label, a.row.tags)
+        # a row with no place (a spec without lanes) happens on a lane named after its actor
+        lane = pl.lane(places.get(a.row.id), b, before) or LaneId(a.row.actor, None)
+        st = StoryStep(k, lane, a.row.id, a.row.trigger, a.label, a.row.tags, pl.stale(lane, before))
+        source = pl.lane(a.row.sends_from, b, after) if a.row.sends_from is not None else None
+        taken = _taken(pl, a, b, before)  # (channel, key) the row takes delivery of wherever it happens
         for ch, cb, copies in channels:
             c0, c1 = evaluate(copies, before), evaluate(copies, after)
             key = (ch.name, tuple(sorted(cb.items())))
             q = queues[key]
             if c1 > c0:
                 for n in range(c1 - c0):
-                    m = new_message(ch, cb, after, k, None, dup=c0 + n > 0 and not ch.persistent)
+                    m = new_message(ch, cb, after, k, source, dup=c0 + n > 0 and not ch.persistent)
                     q.append(m)
                     latest[key] = m
                     st.sends.append(m.id)
             elif c1 < c0 and not ch.persistent:
                 for _ in range(c0 - c1):
                     m = q.popleft() if q else new_message(ch, cb, before, None, None)
-                    if lane is not None and _reaches(m, lane):
+                    if key in taken and m.target is not None:
+                        m.delivered.append((k, m.target))
+                        st.receives.append(m.id)
+                    elif lane is not None and _reaches(m, lane):
                         m.delivered.append((k, lane))
                         st.receives.append(m.id)
                     else:
@@ -209,13 +227,13 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
             elif c1 == c0 > 0 and q and _message_label(pl, ch, cb, after) != q[-1].label:
                 old = q.pop()  # rewritten in flight (e.g. markers re-driven): the old content is gone
                 old.superseded = k
-                m = new_message(ch, cb, after, k, None, dup=False)
+                m = new_message(ch, cb, after, k, source, dup=False)
                 q.append(m)
                 latest[key] = m
                 st.sends.append(m.id)
         for rc in a.row.receives:
             ch = by_name.get(rc.channel)
-            if ch is None:
+            if ch is None or not ch.persistent or (rc.when is not None and not pl.value(rc.when, b, before)):
                 continue
             kb = {p.name: pl.value(e, b, before) for p, e in zip(ch.params, rc.key)}
             m = latest.get((ch.name, tuple(sorted(kb.items()))))
@@ -235,6 +253,17 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
     return Story(lanes, {ln: pl.title(ln) for ln in lanes}, steps, messages)
 
 
+def _taken(pl: _Places, a: GroundAction, b: dict, s) -> set:
+    out = set()
+    for rc in a.row.receives:
+        ch = next((c for c in pl.model.spec.channels if c.name == rc.channel), None)
+        if ch is None or ch.persistent or (rc.when is not None and not pl.value(rc.when, b, s)):
+            continue
+        kb = {p.name: pl.value(e, b, s) for p, e in zip(ch.params, rc.key)}
+        out.add((ch.name, tuple(sorted(kb.items()))))
+    return out
+
+
 def _reaches(m: Message, lane: LaneId) -> bool:
     return lane == m.target if m.target is not None else lane.kind == m.target_kind
 
@@ -250,7 +279,11 @@ def step_lines(story: Story) -> dict[int, str]:
         for mid in st.receives:
             m = msgs[mid]
             src = f" from {story.title(m.source)}" if m.source is not None else ""
-            parts.append(f"← {m.label}{src}")
+            at = next((ln for k, ln in m.delivered if k == st.index), st.lane)
+            if at != st.lane:  # taken delivery of elsewhere (an append found durable by a failover)
+                parts.append(f"{m.label}{src} reached {story.title(at)}")
+            else:
+                parts.append(f"← {m.label}{src}")
         for mid in st.drops:
             m = msgs[mid]
             parts.append(f"✗ {m.label} lost" + (f" ({story.title(m.source)} → {_target(story, m)})"
@@ -262,6 +295,8 @@ def step_lines(story: Story) -> dict[int, str]:
         if not parts or st.fault:
             what = f"{st.label}" + (f": {what}" if what else "")
         where = story.title(st.lane) if st.lane is not None else ""
+        if st.zombie:
+            where += " (zombie)"
         out[st.index] = f"{where}  {what}".strip()
     return out
 

@@ -11,7 +11,7 @@ protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants
 from txncheck.spec.expr import Config
 from txncheck.spec.model import Assume, Spec
 
-from . import configs, consumer, coordinator, faults, inductive, partition, producer, properties, state, variants
+from . import chart, configs, consumer, coordinator, faults, inductive, partition, producer, properties, state, variants
 from .domains import MAXP
 
 SPEC = Spec(
@@ -30,4 +30,6 @@ SPEC = Spec(
                  Assume(Config("restart_txns") <= Config("txns"),
                         "restart_txns must not exceed txns (the Txn domain is sized by txns)")),
     ref="docs/kafka-protocol.md; KIP-98, KIP-360, KIP-447, KIP-890",
+    lanes=chart.LANES,
+    channels=chart.CHANNELS,
 )

@@ -14,6 +14,7 @@ read_committed and read_uncommitted views RC(p) and RU(p) of properties.py.
 from txncheck.spec.expr import Config, ForAll, Or, Param
 from txncheck.spec.model import Row, Table
 
+from .chart import PRODUCER
 from .domains import CTP, Inc, PcState, Tid
 from .state import cs_pos, gc_off, gc_pend, pc_st
 
@@ -29,5 +30,5 @@ ROWS = (
         doc="Without KIP-447 (`kip447` = 0) the committed offset is read even while offsets are pending."),
 )
 
-TABLE = Table("consumer", ROWS, status=None,
+TABLE = Table("consumer", ROWS, status=None, at=PRODUCER,
               doc="Consumer of the consume-transform-produce loop: position from the group's committed offset (§1.6).")

@@ -19,7 +19,9 @@ coordinator is always loaded when a request arrives (C1/C2: the load is atomic w
 """
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Conformance, Row, Table
+from txncheck.spec.sequence import At
 
+from .chart import COORDINATOR, PARTITION, TXN_LOG
 from .domains import (tid_used, MAXP, CEpoch, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result,
                       Rq, Tid, Txn, TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
 from .state import (pc_st, pc_k, b_e, env_to, g_ci, g_ck, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp,
@@ -303,14 +305,14 @@ ROWS = (
         updates=beyond_bound(), ref=f"kafka-protocol §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
         doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- transaction timeout (§3.9) ------------------------------------------------------------------
-    Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,),
+    Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,), at=At("coordinator", t),
         guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
                tc_e[t] < Config("maxe")),
         updates=(*fence_updates(t), env_to.set(env_to + 1)),
         tags=("timeout",),
         ref="kafka-protocol §3.9 T1 (fence: epoch+1, then endTransaction(ABORT, isFromClient=false)); "
             "TransactionCoordinator.abortTimedOutTransactions; KAFKA-6119 fix"),
-    Row("TC-41", A, "transaction timeout of an abandoned transaction", params=(t,),
+    Row("TC-41", A, "transaction timeout of an abandoned transaction", params=(t,), at=At("coordinator", t),
         guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, tc_e[t] < Config("maxe"),
                ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
                    pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
@@ -322,24 +324,26 @@ ROWS = (
             "the current epoch: the timer fires eventually for a transaction nobody will end (recovery is free; "
             "the budget bounds only timeouts that hit a live producer)."),
     # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
-    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), guard=(VERIFY, *held, e_b != tc_e[T]),
+    # A rejection is passed on by the leader as its Produce response in the same step: the rows that
+    # write it send it from the partition (sends_from).
+    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION, guard=(VERIFY, *held, e_b != tc_e[T]),
         updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V2 (PRODUCER_FENCED, passed on); TransactionCoordinator.handleVerifyPartitionsInTransaction"),
-    Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+    Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
         guard=(VERIFY, *held, e_b == tc_e[T], tc_st[T].is_in(*PREPARE)),
         updates=to_leader(PResp.RETRY),
         ref="kafka-protocol §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
     Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
         updates=(pl_ver[p][T].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
-    Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+    Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V5, §3.5 P3 (TRANSACTION_ABORTABLE)"),
-    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), guard=(TV2, *held, e_b != tc_e[T]),
+    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION, guard=(TV2, *held, e_b != tc_e[T]),
         updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
         ref="kafka-protocol §3.11 TV2 implicit add handled as §3.2 A2 (PRODUCER_FENCED)"),
-    Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+    Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,
         guard=(TV2, *held, e_b == tc_e[T], Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
         updates=to_leader(PResp.RETRY), ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client)"),
     Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
@@ -359,7 +363,7 @@ ROWS = (
             f"states of Ongoing)",
         doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
     # -- transaction-log appends: persist, then apply (§1.3, §2.1 mechanics 2) -------------------
-    Row("TL-01", A, "TL append durable: Empty", params=(t, i),
+    Row("TL-01", A, "TL append durable: Empty", params=(t, i), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
                completes_from("Empty")),
         updates=(tl_st[t].set(S.Empty), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Empty), tc_e[t].set(tc_pend_e[t]),
@@ -369,31 +373,31 @@ ROWS = (
                  *clear_pend(t)),
         ref=f"kafka-protocol §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
             "TransactionMetadata.completeTransitionTo"),
-    Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i),
+    Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
                completes_from("Ongoing")),
         updates=(*apply_ongoing(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(-1),
                  g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref=f"kafka-protocol §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
-    Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p),
+    Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
                completes_from("Ongoing")),
         updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.ADDING, Ver.OK, pl_ver[p][t])),
                  g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref="kafka-protocol §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
-    Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c),
+    Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
                prepare_from),
         updates=(*apply_prepare(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t])),
         ref="kafka-protocol §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
             "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback"),
-    Row("TL-05", A, "TL append durable: PrepareAbort (fence or timeout)", params=(t, c),
+    Row("TL-05", A, "TL append durable: PrepareAbort (fence or timeout)", params=(t, c), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.INTERNAL, tc_ce[t] == c, prepare_from),
         updates=apply_prepare(),
         ref="kafka-protocol §3.1 I11, §3.9 T1, §2.1 mechanics 3 (PrepareEpochFence never written: the fence "
             "completes as PrepareAbort with the bumped epoch)"),
-    Row("TL-06", A, "all markers acknowledged: TL append CompleteX", params=(t,),
+    Row("TL-06", A, "all markers acknowledged: TL append CompleteX", params=(t,), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_st[t].is_in(S.PrepareCommit, S.PrepareAbort), tc_pend[t] == Pend.NONE,
                ForAll(Part, lambda q: Not(tc_mk[t][q]))),
         updates=(tl_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
@@ -403,7 +407,7 @@ ROWS = (
         ref="kafka-protocol §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
             "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete (which also "
             "clears hasFailedEpochFence)"),
-    Row("TL-07", A, "TL append durable: illegal transition", params=(t,),
+    Row("TL-07", A, "TL append durable: illegal transition", params=(t,), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] != Pend.NONE, Not(valid_completion)),
         updates=(g_illegal.set(True),),
         ref="kafka-protocol §2.1 (valid previous states; mechanics 1-2); TransactionMetadata.prepareTransitionTo "
@@ -431,7 +435,7 @@ _UNUSED_DOC = ("Dead: transactional-id expiry (X1, transactional.id.expiration.m
                "so Ongoing -> PrepareEpochFence -> PrepareAbort is taken as Ongoing -> PrepareAbort.")
 
 TABLE = Table(
-    "coordinator", ROWS, status="tc_st",
+    "coordinator", ROWS, status="tc_st", at=COORDINATOR,
     doc="Transaction coordinator: request handlers (TC-*) and transaction-log appends (TL-*), per tid.",
     conformance=(
         Conformance(allowed=_pairs(KAFKA_PREV), unused=_UNUSED, when=Config("protocol") != Protocol.tv2,

@@ -7,7 +7,9 @@ are producer rows because the client decides them; they spend `delays` and `dupl
 from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
 from txncheck.spec.model import Row, Table
+from txncheck.spec.sequence import At, Receive
 
+from .chart import NETWORK
 from .domains import tid_used, MAXP, CResp, Inc, Outcome, Pend, PendBy, PcState, Result, Tid, TxnState as S, Ver
 from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e,
@@ -28,7 +30,7 @@ NET = Table("network", (
         updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
         tags=("network",),
         ref="kafka-protocol §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
-), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).")
+), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).", at=NETWORK)
 
 prev = Max(i - 1, 0)
 pend_state = If(tc_pend[t] == Pend.Empty, S.Empty, If(tc_pend[t] == Pend.Ongoing, S.Ongoing,
@@ -52,17 +54,19 @@ cli_resp = n_cresp[tc_pend_cli[t]]
 lead_ver = pl_ver[tc_pend_p[t]][t]
 
 FLT = Table("faults", (
-    Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,),
+    Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,), at=At("producer", prev),
         guard=(i >= 1, pc_st[i] == PcState.IDLE, pc_st[prev] != PcState.IDLE),
         updates=(pc_st[i].set(PcState.UNINITIALIZED), pc_st[prev].set(PcState.CRASHED)), tags=("crash",),
         ref="kafka-protocol §1.1 incarnations, §1.7 crash: a new process with the same tid starts UNINITIALIZED; "
             "its requests still in flight may arrive later"),
-    Row("FLT-02", "env", "producer restart leaving a zombie", params=(i,),
+    Row("FLT-02", "env", "producer restart leaving a zombie", params=(i,), at=At("producer", prev),
         guard=(Config("zombies") >= 1, i >= 1, pc_st[i] == PcState.IDLE,
                Not(pc_st[prev].is_in(PcState.IDLE, PcState.CRASHED, PcState.FATAL_ERROR))),
         updates=(pc_st[i].set(PcState.UNINITIALIZED),), tags=("zombie",),
         ref="kafka-protocol §1.7 zombie: the old incarnation is paused, not dead, and resumes later"),
-    Row("FLT-03", "env", "coordinator failover (reload, ce+1, re-drive)", params=(t, d),
+    Row("FLT-03", "env", "coordinator failover (reload, ce+1, re-drive)", params=(t, d), at=At("coordinator", t),
+        # a durable append was delivered to the log before the leader moved: not lost
+        receives=(Receive("transaction log append", (t,), when=d),),
         guard=(tid_used(t), tc_ce[t] < Config("failovers"), Or(Not(d), tc_pend[t] != Pend.NONE)),
         updates=(tl_st[t].set(new_st), tl_e[t].set(new_e),
                  *[tl_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
@@ -86,7 +90,7 @@ FLT = Table("faults", (
         doc="`durable` says whether the pending transition's append reached the HW before the leader "
             "changed; either way the waiting client gets NOT_COORDINATOR. The deposed coordinator's "
             "markers already sent stay in flight (W2 fences them)."),
-    Row("FLT-04", "env", "transaction-log append of an epoch fence fails", params=(t,),
+    Row("FLT-04", "env", "transaction-log append of an epoch fence fails", params=(t,), at=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.PrepareAbort, tc_pend_by[t] == PendBy.INTERNAL,
                env_tlf < Config("tl_failures")),
         updates=(tc_ff[t].set(True), tc_last[t].set(-1), env_tlf.set(env_tlf + 1), *clear_pend(t)),

@@ -15,6 +15,7 @@ waits in the network meanwhile (a timing restriction: Kafka would replace the gu
 from txncheck.spec.expr import And, Config, If, MinOver, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
+from .chart import PARTITION
 from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PcState, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch,
                       TV2, generation, is_op, tid_of, writes_to)
 from .state import (b_e, b_s, b_src, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
@@ -214,5 +215,5 @@ MARKER_ROWS = (
             "ProducerStateManager.removeExpiredProducers"),
 )
 
-TABLE = Table("partition", ROWS + MARKER_ROWS, status=None,
+TABLE = Table("partition", ROWS + MARKER_ROWS, status=None, at=PARTITION,
               doc="Partition leaders of the data partitions: log, producer state, LSO (§1.4, §3.5, §3.8).")

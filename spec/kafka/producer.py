@@ -9,6 +9,7 @@ outstanding. Responses are consumed from the network vars of `network.py`.
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
+from .chart import PRODUCER
 from .domains import CTP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op, writes_to
 from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp, n_cresp_e, n_lost,
                     n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
@@ -201,6 +202,6 @@ ROWS = (
 
 BY_ID = {r.id: r for r in ROWS}
 
-TABLE = Table("producer", ROWS, status="pc_st",
+TABLE = Table("producer", ROWS, status="pc_st", at=PRODUCER,
               doc="Producer client (TransactionManager) per incarnation; §1.1, §2.2.",
               nondeterministic=tuple(BY_ID[r].trigger for r in ("PC-04", "PC-06", "PC-15", "PC-14")))

@@ -1,0 +1,149 @@
+"""The sequence chart of a Kafka trace (spec/sequence.py): lanes as a Kafka engineer draws them, and
+the state cells that hold messages in flight.
+
+Lanes, left to right: the application's producer client per incarnation (with `ctp` also its
+consumer: OffsetFetch, CS-01), the transaction coordinator per transactional id, its transaction
+log partition (`__transaction_state`), the partition leaders (with `ctp`, partition `parts` is the
+group's `__consumer_offsets` partition, led by the group coordinator), and the network (message
+loss). Rows say where they happen with their table's or their own `at`; faults sit on the lane of
+what fails (a producer crash on the crashed incarnation, a coordinator failover on the coordinator).
+
+Messages are named as on the wire (kafka-protocol §3), with Kafka's error codes (`_coord_error`,
+`_produce_error`).
+"""
+from txncheck.spec.domains import EnumDomain
+from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not, Param
+from txncheck.spec.sequence import At, Channel, Field, Lane
+
+from .domains import CEpoch, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, Txn, TV2, VERIFY, Ver, is_op, tid_of
+from .state import (b_e, b_s, b_src, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_e, pc_rq,
+                    pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
+
+i = Param("i", Inc)
+p = Param("p", Part)
+k = Param("k", Txn)
+t = Param("t", Tid)
+c = Param("c", CEpoch)
+T = tid_of(i)
+
+# places of the tables' rows (the tables import these)
+PRODUCER = At("producer", i)
+COORDINATOR = At("coordinator", T)
+TXN_LOG = At("__transaction_state", t)
+PARTITION = At("partition", p)
+NETWORK = At("network")
+
+LANES = (
+    Lane("producer", Inc, "the application's producer client (TransactionManager), one lane per incarnation; "
+         "with ctp also its consumer (OffsetFetch)", param=i,
+         # a later incarnation with the same transactional.id has started: this one is a zombie
+         stale=Exists(Inc, lambda j: And(j > i, tid_of(j) == tid_of(i), pc_st[j] != PcState.IDLE))),
+    Lane("coordinator", Tid, "the transaction coordinator of a transactional id: request handlers, timeouts, "
+         "failover"),
+    Lane("__transaction_state", Tid, "the coordinator's transaction log partition: an append becomes durable"),
+    Lane("partition", Part, "a partition leader; with ctp, partition `parts` is the group's __consumer_offsets "
+         "partition, led by the group coordinator", param=p,
+         titles=((is_op(p), "group coordinator (__consumer_offsets)"),)),
+    Lane("network", None, "the network: lost coordinator requests and responses"),
+)
+
+
+# Error codes as Kafka names them (kafka-protocol §2.2 error classes, §3 decision tables). The model
+# keeps a response's class (CResp, PResp: what the client does with it); where one class stands for
+# several codes under the configuration, the label lists them (A/B). A label may only read the
+# message's own cells and the configuration: the story takes a label that changes while the message
+# is in flight for a rewrite of it.
+CoordError = EnumDomain("CoordinatorError", (
+    "NONE", "CONCURRENT_TRANSACTIONS", "CONCURRENT_TRANSACTIONS/NOT_COORDINATOR", "PRODUCER_FENCED",
+    "INVALID_TXN_STATE", "TRANSACTION_ABORTABLE"))
+ProduceError = EnumDomain("ProduceError", (
+    "NONE", "NOT_ENOUGH_REPLICAS", "OUT_OF_ORDER_SEQUENCE_NUMBER", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH",
+    "INVALID_PRODUCER_EPOCH/PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH/INVALID_TXN_STATE",
+    "INVALID_PRODUCER_EPOCH/TRANSACTION_ABORTABLE/INVALID_TXN_STATE", "ILLEGAL_GENERATION",
+    "ILLEGAL_GENERATION/INVALID_TXN_STATE", "ILLEGAL_GENERATION/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"))
+VerifyError = EnumDomain("VerifyError", ("NONE", "NOT_COORDINATOR"))
+
+
+# RETRY: CONCURRENT_TRANSACTIONS (§3.1 I3/I5/I11, §3.2 A3, §3.6 E3/E6, §3.7 F3/F10), or NOT_COORDINATOR
+# when a failover fails the callback the client waits for (§3.10 L1, FLT-03).
+_coord_error = If(n_cresp[i] == CResp.OK, CoordError.NONE,
+                  If(n_cresp[i] == CResp.FENCED, CoordError.PRODUCER_FENCED,
+                     If(n_cresp[i] == CResp.FATAL, CoordError.INVALID_TXN_STATE,
+                        If(n_cresp[i] == CResp.ABORTABLE, CoordError.TRANSACTION_ABORTABLE,
+                           If(Config("failovers") == 0, CoordError.CONCURRENT_TRANSACTIONS,
+                              CoordError.lit("CONCURRENT_TRANSACTIONS/NOT_COORDINATOR"))))))
+
+# Produce / TxnOffsetCommit (§3.4, §3.5, §3.11). RETRY: NOT_ENOUGH_REPLICAS (P3, a coordinator error of
+# verification). OOS: OUT_OF_ORDER_SEQUENCE_NUMBER (P7-P9). FENCED: PRODUCER_FENCED passed on from
+# verification (V2), on op also INVALID_PRODUCER_EPOCH (O4, fatal for TxnOffsetCommit). ABORTABLE:
+# INVALID_PRODUCER_EPOCH (P6) on a data partition or ILLEGAL_GENERATION (O2) on op; with verification
+# also INVALID_TXN_STATE (P4, the guard cleared by a marker) and under (b) TRANSACTION_ABORTABLE (V5).
+_pres = n_pres[i][p][k]
+_abortable = If(is_op(p),
+                If(KIP98, ProduceError.ILLEGAL_GENERATION,
+                   If(VERIFY, ProduceError.lit("ILLEGAL_GENERATION/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"),
+                      ProduceError.lit("ILLEGAL_GENERATION/INVALID_TXN_STATE"))),
+                If(KIP98, ProduceError.INVALID_PRODUCER_EPOCH,
+                   If(VERIFY, ProduceError.lit("INVALID_PRODUCER_EPOCH/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"),
+                      ProduceError.lit("INVALID_PRODUCER_EPOCH/INVALID_TXN_STATE"))))
+_produce_error = If(_pres == PResp.OK, ProduceError.NONE,
+                    If(_pres == PResp.RETRY, ProduceError.NOT_ENOUGH_REPLICAS,
+                       If(_pres == PResp.OOS, ProduceError.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                          If(_pres == PResp.FENCED,
+                             If(is_op(p), ProduceError.lit("INVALID_PRODUCER_EPOCH/PRODUCER_FENCED"),
+                                ProduceError.PRODUCER_FENCED),
+                             _abortable))))
+
+_rq = pc_rq[i]
+_end = _rq.is_in(Rq.COMMIT, Rq.ABORT)
+_add = _rq == Rq.ADD
+_offsets = And(_add, is_op(pc_rqp[i]))
+
+CHANNELS = (
+    Channel("coordinator request", (i,), n_creq[i], sender=PRODUCER, receiver=COORDINATOR,
+            names=((_rq.is_in(Rq.INIT, Rq.INITBUMP), "InitProducerId"), (_offsets, "AddOffsetsToTxn"),
+                   (_add, "AddPartitionsToTxn"), (_end, "EndTxn")),
+            fields=(Field("", If(_rq == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_end, domain=Result),
+                    Field("partition", pc_rqp[i], when=And(_add, Not(_offsets))),
+                    Field("epoch", pc_e[i], when=_rq != Rq.INIT)),
+            doc="the client's one outstanding coordinator request (§1.1 obligation 3); InitProducerId with an "
+                "epoch is the KIP-360 bump InitProducerId(pid, e); AddOffsetsToTxn registers __consumer_offsets"),
+    Channel("coordinator response", (i,), n_cresp[i] != CResp.NONE, sender=COORDINATOR, receiver=PRODUCER,
+            names=((_rq.is_in(Rq.INIT, Rq.INITBUMP), "InitProducerId response"),
+                   (_offsets, "AddOffsetsToTxn response"), (_add, "AddPartitionsToTxn response"),
+                   (_end, "EndTxn response")),
+            fields=(Field("error", _coord_error, domain=CoordError),
+                    Field("epoch", n_cresp_e[i], when=n_cresp_e[i] != -1)),
+            doc="the coordinator's answer; the transaction log's rows answer once the append is durable"),
+    Channel("Produce", (i, p, k), n_prod[i][p][k], sender=PRODUCER, receiver=PARTITION,
+            names=((is_op(p), "TxnOffsetCommit"),),
+            fields=(Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k], when=Not(is_op(p))),
+                    Field("offset", b_src[i][k] + 1, when=is_op(p))),
+            doc="batch k of incarnation i to p, one cell per batch (a retry is a second copy); on "
+                "__consumer_offsets the TxnOffsetCommit of sendOffsetsToTransaction"),
+    Channel("Produce response", (i, p, k), n_pres[i][p][k] != PResp.NONE, sender=PARTITION, receiver=PRODUCER,
+            names=((is_op(p), "TxnOffsetCommit response"),),
+            fields=(Field("error", _produce_error, domain=ProduceError),),
+            doc="the leader's answer (a verification failure is passed on as the leader's answer)"),
+    Channel("WriteTxnMarkers", (t, p, c), n_mk[t][p][c], sender=At("coordinator", t), receiver=PARTITION,
+            fields=(Field("", n_mk_res[t][p][c]), Field("epoch", n_mk_e[t][p][c]), Field("cepoch", c)),
+            doc="the coordinator's marker for p (§3.8), one cell per coordinator epoch; re-driven markers of "
+                "a failover replace a queued one"),
+    Channel("transaction log append", (t,), tc_pend[t] != Pend.NONE, sender=At("coordinator", t), receiver=TXN_LOG,
+            names=((tc_pend[t] == Pend.Empty, "append Empty"), (tc_pend[t] == Pend.Ongoing, "append Ongoing"),
+                   (tc_pend[t] == Pend.PrepareCommit, "append PrepareCommit"),
+                   (tc_pend[t] == Pend.PrepareAbort, "append PrepareAbort")),
+            fields=(Field("epoch", tc_pend_e[t]), Field("partition", tc_pend_p[t], when=tc_pend[t] == Pend.Ongoing)),
+            doc="the pending transition (pendingState) on its way to __transaction_state (§2.1 mechanics 2)"),
+    Channel("verification", (p, t), pl_ver[p][t] == Ver.PENDING, sender=PARTITION, receiver=At("coordinator", t),
+            names=((VERIFY, "AddPartitionsToTxn VerifyOnly"), (TV2, "AddPartitionsToTxn")),
+            fields=(Field("epoch", b_e[pl_vi[p][t]][p][pl_vk[p][t]]),),
+            doc="the leader asks the coordinator about the batch it holds (§3.11): v4 VerifyOnly under "
+                "protocol (b), the v5 implicit add under TV2"),
+    Channel("verification response", (p, t), pl_ver[p][t].is_in(Ver.OK, Ver.RETRY), sender=At("coordinator", t),
+            receiver=PARTITION, names=((TRUE, "AddPartitionsToTxn response"),),
+            fields=(Field("error", If(pl_ver[p][t] == Ver.OK, VerifyError.NONE,
+                                                            VerifyError.NOT_COORDINATOR), domain=VerifyError),),
+            doc="NONE lets the held batch be appended; the other answers are passed straight on to the "
+                "producer as its Produce response (the model's one step for the leader's hop)"),
+)
