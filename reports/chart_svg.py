@@ -29,8 +29,11 @@ def step_y(k: int) -> float:
     return TOP + (k + 0.5) * ROW_H
 
 
+RIGHT = 190        # room for the labels of arrows that leave the rightmost lanes
+
+
 def width(story: Story) -> int:
-    return LEFT + max(1, len(story.lanes)) * LANE_W
+    return LEFT + max(1, len(story.lanes)) * LANE_W + RIGHT
 
 
 def height(story: Story) -> int:
@@ -122,7 +125,10 @@ def render_chart(story: Story, highlight: set[int], last: int) -> str:
 def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str]:
     if m.source is None or m.source not in story.lanes or m.sent is None:
         return []
-    x1, y1 = lane_x(story, m.source), step_y(m.sent)
+    # every arrow leaves the box of the step that sent it; where that step acts for another lane
+    # (a hop), the dotted line to that lane says so
+    at = story.steps[m.sent - 1].lane if 0 < m.sent <= len(story.steps) else None
+    x1, y1 = lane_x(story, at if at in story.lanes else m.source), step_y(m.sent)
     slot = sends_at.get(m.sent, 0)
     sends_at[m.sent] = slot + 1
     cls = "msg" + (" dup" if m.duplicate else "")
@@ -138,7 +144,11 @@ def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str
         tx = lane_x(story, m.target) if m.target in story.lanes else x1 + LANE_W / 2
         ends.append(((x1 + tx) / 2, step_y(m.superseded), "superseded"))
         cls += " superseded"
-    if not ends:
+    if not ends and m.persistent:  # sent to the set of messages; no row of this trace reads it
+        tx = lane_x(story, m.target) if m.target in story.lanes else x1 + LANE_W
+        ends.append((x1 + (1 if tx >= x1 else -1) * (LANE_W / 2 + 30), y1, "posted"))
+        cls += " posted"
+    elif not ends:
         tx = lane_x(story, m.target) if m.target in story.lanes else x1 + LANE_W / 2
         ends.append((tx, step_y(n_steps + 1) - 6, "inflight"))
         cls += " inflight"
@@ -155,7 +165,8 @@ def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str
         half = (LANE_W - 14) / 2
         sx = x1 + direction * half  # from the side of the sender's box
         ex = x2 - direction * half if kind == "delivered" else x2  # to the side of the receiver's box
-        marker = {"delivered": ' marker-end="url(#ah)"', "inflight": ' marker-end="url(#ah-open)"'}.get(kind, "")
+        marker = {"delivered": ' marker-end="url(#ah)"', "inflight": ' marker-end="url(#ah-open)"',
+                  "posted": ' marker-end="url(#ah-open)"'}.get(kind, "")
         parts.append(f'<line x1="{sx}" y1="{y1}" x2="{ex}" y2="{y2}"{dash}{marker}/>')
         if kind in ("dropped", "superseded"):
             parts.append(f'<text class="x" x="{x2}" y="{y2 + 5}">✗</text>')

@@ -170,3 +170,56 @@ def test_a_truncated_trace_is_refused(run_dir, tmp_path, txncheck_cli):
     code, out, err = txncheck_cli("view", "cut.json", cwd=tmp_path)
     assert code == 2 and "Traceback" not in err
     assert os.listdir(tmp_path) == ["cut.json"]
+
+
+# ---- a known Kafka counterexample -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kafka_late_produce(tmp_path_factory):
+    """KIP-98's late produce (variant B1): a Produce delayed past the client's delivery timeout lands
+    after the ABORT marker and opens a span nobody tracks (TRACK-1)."""
+    from txncheck.checker.outcome import ExploreOptions
+    from txncheck.checker.run import check
+    from txncheck.reports.viewer import render_trace_page
+    r = check(ModelRequest.of("kafka", "tiny", {"failovers": 0}, "B1-late-produce"),
+              options=ExploreOptions(properties=("TRACK-1",)))
+    trace = r.traces["TRACK-1"]
+    html, story = render_trace_page(trace, "TRACK-1.html")
+    page = tmp_path_factory.mktemp("kafka") / "TRACK-1.html"
+    page.write_text(html)
+    return trace, story, page
+
+
+def test_a_kafka_chart_has_the_whiteboard_lanes_and_every_message(kafka_late_produce, chromium):
+    trace, story, page = kafka_late_produce
+    pg = Page(chromium, page)
+    p = pg.page
+    assert p.locator("#lanehead .lanetitle").all_inner_texts() == [
+        "producer inc1", "coordinator tid1", "__transaction_state tid1", "partition p1"]
+    arrows = p.locator("svg g.msg")
+    assert arrows.count() == len(story.messages) == 12
+    drawn = sorted((g.get_attribute("data-sent"), g.get_attribute("data-to"), g.locator("title").text_content())
+                   for g in arrows.all())
+    expected = sorted((str(m.sent), ",".join(str(k) for k, _ in m.delivered), m.label) for m in story.messages)
+    assert drawn == expected
+    late = p.locator("svg g.msg", has=p.locator("title", has_text="Produce(epoch 0, seq 0)"))
+    assert late.get_attribute("data-sent") == "10" and late.get_attribute("data-to") == "17"  # the long arrow
+    assert p.locator("svg g.event.fault").count() == 1  # PC-12: the delivery timeout
+    p.locator('svg g.event[data-step="17"]').click()
+    assert p.locator("#panel-story").inner_text() == (
+        "partition p1 ← Produce(epoch 0, seq 0) from producer inc1; → Produce response(error NONE) to producer inc1")
+    assert "Planted bug: B1-late-produce" in p.locator("#variant").inner_text()
+    assert pg.errors == [] and pg.network() == []
+    assert os.path.getsize(page) < 1_000_000
+
+
+def test_view_draws_the_chart_as_png_and_svg(run_dir, tmp_path, txncheck_cli):
+    src = run_dir / "traces" / "TCConsistent.json"
+    code, out, err = txncheck_cli("view", str(src), "-o", "p.html", "--png", "c.png", "--svg", "c.svg", cwd=tmp_path)
+    assert code == 0, err
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (tmp_path / "c.svg").read_text()
+    assert "RM r1" in svg and "Commit" in svg
+    # a wrong extension is refused before anything is written
+    code, out, err = txncheck_cli("view", str(src), "-o", "q.html", "--png", "c.svg", cwd=tmp_path)
+    assert code == 2 and "--png c.svg: give a file name ending in .png" in err
+    assert not (tmp_path / "q.html").exists()

@@ -46,6 +46,7 @@ class Message:
     delivered: list = field(default_factory=list)  # [(step, LaneId)]
     dropped: tuple | None = None   # (step, LaneId) of the step that lost it
     superseded: int | None = None  # the step that overwrote it while in flight
+    persistent: bool = False       # of a persistent channel: it stays after delivery (a TLA+ msgs set)
 
 
 @dataclass
@@ -191,7 +192,8 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
     def new_message(ch, b, s, sent, source_lane, dup=False) -> Message:
         m = Message(len(messages), ch.name, _message_label(pl, ch, b, s),
                     pl.lane(ch.sender, b, s) if source_lane is None else source_lane,
-                    None if isinstance(ch.receiver.index, str) else pl.lane(ch.receiver, b, s), ch.receiver.lane, sent, dup)
+                    None if isinstance(ch.receiver.index, str) else pl.lane(ch.receiver, b, s), ch.receiver.lane, sent, dup,
+                    persistent=ch.persistent)
         messages.append(m)
         return m
 
