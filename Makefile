@@ -24,7 +24,7 @@ venv: $(VENV)/.installed
 venv-test: $(VENV)/.installed-test
 
 run: venv
-	$(BIN)/txncheck check kafka --config tiny --out $(OUT)/kafka-tiny
+	$(BIN)/txncheck check kafka --config tiny --html --out $(OUT)/kafka-tiny
 
 # the project's own CI gate over the shipped specs (txncheck.toml); make test runs it too
 gate: venv
