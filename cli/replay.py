@@ -5,9 +5,9 @@ import os
 import re
 import sys
 
-from txncheck.traces.render import render_trace_text
 from txncheck.traces.replay import replay
 from txncheck.traces.schema import load
+from txncheck.traces.text import trace_text
 
 
 def register(sub):
@@ -24,7 +24,7 @@ def register(sub):
 def run(args) -> int:
     trace = load(args.trace)
     if args.show:
-        _emit(render_trace_text(trace))
+        _emit(trace_text(trace))  # as `check` writes it, or plainer if the trace's model cannot be built
     report = replay(trace, None if args.baseline else "__trace__")
     against = "baseline spec" if args.baseline else (f"variant {trace.variant}" if trace.variant else "spec")
     if report.confirmed:

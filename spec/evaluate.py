@@ -174,3 +174,63 @@ def cells_read(e: GExpr) -> set[int]:
         elif isinstance(x, GTable):
             stack.append(x.index)
     return out
+
+
+# ---- why an expression has its value ----------------------------------------------------------------
+def reads(e: GExpr, s) -> set[int]:
+    """The cells evaluating `e` in state `s` reads: a computed position's index cells and the one cell
+    it denotes in `s`, an `ite`'s condition and the branch taken. Fixing these cells fixes `e`'s value."""
+    out: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, GCell):
+            out.add(x.pos)
+        elif isinstance(x, GDyn):
+            out.add(dyn_pos(x, s))
+            stack.extend(t[0] for t in x.terms)
+        elif isinstance(x, GTable):
+            stack.append(x.index)
+        elif isinstance(x, GOp):
+            if x.op == "ite":
+                stack.extend((x.args[0], x.args[1] if evaluate(x.args[0], s) else x.args[2]))
+            else:
+                stack.extend(x.args)
+    return out
+
+
+def explain(e: GExpr, s) -> set[int]:
+    """Cells of state `s` that fix the truth value of the boolean expression `e`: in every state that
+    agrees with `s` on them, `e` has the truth value it has in `s`. A false `and` is explained by its
+    first false conjunct, a true `or` by its first true disjunct, a true `and` and a false `or` by all
+    of their operands; `not` flips what is explained; a false `implies` by its antecedent (true) and
+    its consequent (false), a true one by a false antecedent or else its consequent; any other
+    expression (a comparison, a cell) by the cells it reads. Quantifiers are and/or after grounding,
+    so a false `∀` names one counterexample. An expression that cannot be evaluated in `s` (a computed
+    index out of range, only in a made-up state) is explained by every cell it may read."""
+    try:
+        return _why(e, s, bool(evaluate(e, s)))
+    except EvaluationError:
+        return cells_read(e)
+
+
+def _why(e: GExpr, s, value: bool) -> set[int]:
+    if isinstance(e, GOp):
+        op, args = e.op, e.args
+        if op in ("and", "or"):
+            decisive = value if op == "or" else not value  # a true disjunct, a false conjunct
+            if decisive:
+                a = next(a for a in args if bool(evaluate(a, s)) == value)
+                return _why(a, s, value)
+            return set().union(*(_why(a, s, value) for a in args))
+        if op == "not":
+            return _why(args[0], s, not value)
+        if op == "implies":
+            a, b = args
+            if not value:
+                return _why(a, s, True) | _why(b, s, False)
+            return _why(a, s, False) if not evaluate(a, s) else _why(b, s, True)
+        if op == "ite":
+            c = bool(evaluate(args[0], s))
+            return _why(args[0], s, c) | _why(args[1] if c else args[2], s, value)
+    return reads(e, s)

@@ -79,6 +79,11 @@ def test_the_schema_is_draft_2020_12_and_shipped_in_the_package():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)
     assert "trace.schema.json" in project["tool"]["setuptools"]["package-data"]["txncheck.traces"]
+    # txncheck.trace/1 is still read, against its own schema
+    v1 = trace_schema.schema_document("txncheck.trace/1")
+    Draft202012Validator.check_schema(v1)
+    assert v1["properties"]["schema"]["const"] == "txncheck.trace/1"
+    assert "trace-1.schema.json" in project["tool"]["setuptools"]["package-data"]["txncheck.traces"]
     assert any(d.startswith("jsonschema") for d in project["project"]["dependencies"])
 
 
@@ -116,7 +121,23 @@ MALFORMED = [
     (lambda d: d.__setitem__("steps", []), "steps: must not be empty"),
     (lambda d: d.__setitem__("kind", "proof"), "kind: expected one of"),
     (lambda d: d["property"].__setitem__("kind", 3), "property.kind: expected one of"),
-    (lambda d: d["steps"][2]["state"]["rmState"].__setitem__("r1", 1.0), "steps[2].state.rmState.r1: expected"),
+    (lambda d: d["steps"][0]["state"]["rmState"].__setitem__("r1", 1.0), "steps[0].state.rmState.r1: expected"),
+    (lambda d: d["steps"][2]["changed"][0].__setitem__("after", 1.0), "steps[2].changed[0].after: expected"),
+    # /2: only step 0 has a state; every later step's is rebuilt from the cells it changed
+    (lambda d: d["steps"][2].__setitem__("state", d["steps"][0]["state"]),
+     "steps[2].state is not a field of txncheck.trace/2"),
+    (lambda d: d["steps"][2]["changed"][0].__setitem__("cell", "rmState[r9]"),
+     'steps[2].changed[0].cell: the state (steps[0].state) has no "rmState[r9]"'),
+    (lambda d: d["steps"][2]["changed"][0].__setitem__("cell", "rmState"),
+     'steps[2].changed[0].cell: "rmState" is an array, not one cell'),
+    (lambda d: d["steps"][1]["changed"][0].__setitem__("cell", "tmState[r1]"),
+     'steps[1].changed[0].cell: "tmState" is one cell, with no index "r1"'),
+    (lambda d: d["steps"][1]["changed"][0].__setitem__("cell", "tmState]["),
+     'steps[1].changed[0].cell: expected a cell name such as rmState[r1], got "tmState]["'),
+    (lambda d: d["steps"][0]["state"].pop("rmState"), 'steps[2].changed[0].cell: the state (steps[0].state) has '
+     'no "rmState"'),
+    # a /1 file has every step's state
+    (lambda d: d.__setitem__("schema", "txncheck.trace/1"), "steps[3].state is missing"),
     (lambda d: d["values"].__setitem__("rmState[r1]", {"a": 1}), 'values["rmState[r1]"]: expected'),
     (lambda d: d["steps"][2].__setitem__("extra", 1), "steps[2].extra is not a field"),
     (lambda d: d["steps"][2].__setitem__("index", 5), "steps[2].index: expected 2, got 5"),
@@ -205,13 +226,18 @@ FORGED = [
     (lambda d: d["property"].__setitem__("name", "Nope"), "the spec has no property"),
     (lambda d: d.__setitem__("kind", "witness"), "kind says witness, but TCConsistent is an always property"),
     (lambda d: d.__setitem__("explanation", "All fine."), "explanation says"),
-    (lambda d: d["values"].pop("rmState[r2]"), 'values["rmState[r2]"] is missing'),
-    (lambda d: d["values"].__setitem__("msgCommit", True), 'values.msgCommit is not a cell or var'),
+    (lambda d: d["values"].pop("rmState[r3]"), 'values["rmState[r3]"] is missing'),
+    (lambda d: d["values"].__setitem__("msgCommit", True), 'values.msgCommit is not one of the cells that decide '
+     '"TCConsistent" in the last state (rmState[r1], rmState[r3])'),
     (lambda d: d["config"]["values"].__setitem__("rm", "3"), 'config.values.rm says "3", the spec gives 3'),
     (lambda d: d["config"]["values"].__setitem__("rm", 4), "the initial state differs from the trace's step 0: "
      "steps[0].state.rmState.r4 is missing"),
-    (lambda d: d["steps"][2]["state"].__setitem__("msgCommit", 1),
-     "steps[2].state.msgCommit says 1, the spec gives TRUE"),
+    (lambda d: d["steps"][0]["state"].__setitem__("msgCommit", 1),
+     "the initial state differs from the trace's step 0: steps[0].state.msgCommit says 1, the spec gives FALSE"),
+    (lambda d: d["steps"][1]["changed"][1].__setitem__("after", 1),
+     "steps[1].changed[1] says msgCommit: FALSE → 1, the spec gives msgCommit: FALSE → TRUE"),
+    (lambda d: d["steps"][1]["changed"][0].__setitem__("before", "done"),
+     "steps[1].changed[0] says tmState: done → done, the spec gives tmState: init → done"),
     (lambda d: d["steps"][2]["params"].__setitem__("rm", "r9"), "row RM-03 has no action with parameters rm=\"r9\""),
     (lambda d: d["steps"][2].__setitem__("row", "RM-99"), 'steps[2].row says "RM-99", which is not a row'),
 ]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from txncheck.spec.errors import EvaluationError
-from txncheck.spec.evaluate import cells_read, evaluate, successor
+from txncheck.spec.evaluate import cells_read, evaluate, explain, successor
 from txncheck.spec.ground_ir import GroundModel
 
 from .schema import Step, Trace
@@ -59,12 +59,41 @@ def _ground_property(model: GroundModel, prop_name: str):
     return next((p for p in model.properties + model.strengthening if p.name == prop_name), None)
 
 
-def property_values(model: GroundModel, prop_name: str, state) -> dict:
-    for p in model.properties + model.strengthening:
-        if p.name == prop_name:
-            cells = sorted(cells_read(p.expr) | (cells_read(p.when) if p.when is not None else set()))
-            return {model.layout.cell_names[c]: _lab(model, c, state[c]) for c in cells}
-    return {}
+def property_values(model: GroundModel, prop_name: str, state, kind: str) -> dict:
+    """The cells of `state` that make the property what the trace of `kind` shows, by cell name in
+    cell order: for a witness the cells that make it true; for a violation, a cti or an unrecoverable
+    state the cells that make it false (its `when` guard true and its expression false). Each set
+    fixes the property's value whatever the other cells hold (`spec.evaluate.explain`). The builder
+    writes these as the trace's `values` and replay recomputes them here, so both say the same."""
+    p = _ground_property(model, prop_name)
+    if p is None or kind == "deadlock":
+        return {}
+    if kind == "witness":
+        holds = _evaluates(p.expr, state)
+        cells = explain(p.expr, state) if holds or p.when is None else explain(p.when, state)
+    else:
+        cells = explain(p.expr, state) | (explain(p.when, state) if p.when is not None else set())
+    return _labelled(model, cells, state)
+
+
+def read_values(model: GroundModel, prop_name: str, state) -> dict:
+    """Every cell the property reads (its expression and `when` guard): the `values` of a
+    `txncheck.trace/1` file, which replay still reads."""
+    p = _ground_property(model, prop_name)
+    if p is None:
+        return {}
+    return _labelled(model, cells_read(p.expr) | (cells_read(p.when) if p.when is not None else set()), state)
+
+
+def _labelled(model: GroundModel, cells, state) -> dict:
+    return {model.layout.cell_names[c]: _lab(model, c, state[c]) for c in sorted(cells)}
+
+
+def _evaluates(e, state) -> bool:
+    try:
+        return bool(evaluate(e, state))
+    except EvaluationError:
+        return False
 
 
 def _steps(model: GroundModel, states, action_ids, start: Step) -> tuple[Step, ...]:
@@ -105,7 +134,7 @@ def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engin
         prop = {"name": "deadlock", "kind": "deadlock", "doc": "a state with no enabled action that is not terminal"}
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=prop, kind=kind, steps=steps,
-                 values=property_values(model, prop_name, states[-1]) if kind != "deadlock" else {},
+                 values=property_values(model, prop_name, states[-1], kind),
                  explanation=explanation, symmetry=symmetry)
 
 
@@ -118,4 +147,4 @@ def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, viol
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=_property(model, prop_name, "always"), kind="cti",
                  steps=_steps(model, states, action_ids, start),
-                 values=property_values(model, prop_name, states[-1]), explanation=explanation)
+                 values=property_values(model, prop_name, states[-1], "cti"), explanation=explanation)

@@ -6,6 +6,12 @@ the trace says; and everything else a reader of the trace sees (each step's row,
 label, parameters, tags and changed cells; the property's name, kind and description; the values
 that violate it; the explanation; the configuration) is what the builder writes for the same
 actions (`traces.build`), so no descriptive field can be false.
+
+A `txncheck.trace/2` file records step 0's state and each step's changed cells; the states a reader
+sees are rebuilt from those (`schema.Trace.from_json`), so comparing step 0 and every `changed`
+list with the spec's compares every state, and a difference is reported where the file says it:
+`steps[k].changed[j]`. A `/1` file records every state, which is compared step by step, and its
+`values` are every cell the property reads (`build.read_values`).
 """
 from __future__ import annotations
 
@@ -20,9 +26,9 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.request import ModelRequest
 from txncheck.spec.state_text import parse_state
 
-from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation,
+from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation, read_values,
                     unrecoverable_explanation)
-from .schema import Step, Trace, TraceError, field_path, show_value
+from .schema import TRACE_SCHEMA_V1, Step, Trace, TraceError, field_path, show_value
 
 # what a property of each kind can have a trace of
 TRACE_KINDS = {"always": ("violation", "cti"), "sometimes": ("witness",), "recoverable": ("unrecoverable",)}
@@ -124,19 +130,19 @@ def same(a, b) -> bool:
     return _norm(a) == _norm(b)
 
 
-def _diff_tree(ours, theirs, path: tuple) -> tuple[str, str] | None:
+def _diff_tree(ours, theirs, path: tuple, extra: str = "is not a cell or var of this model") -> tuple[str, str] | None:
     """(field path, what differs) for the first difference between two states or value maps,
-    in the spec's order; None if they are the same."""
+    in the spec's order; None if they are the same. `extra`: what a key only `theirs` has is not."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
         for k, v in ours.items():
             if k not in theirs:
                 return field_path(path + (k,)), f"{field_path(path + (k,))} is missing (the spec gives {_val(v)})"
-            d = _diff_tree(v, theirs[k], path + (k,))
+            d = _diff_tree(v, theirs[k], path + (k,), extra)
             if d:
                 return d
         for k in theirs:
             if k not in ours:
-                return field_path(path + (k,)), f"{field_path(path + (k,))} is not a cell or var of this model"
+                return field_path(path + (k,)), f"{field_path(path + (k,))} {extra}"
         return None
     if same(ours, theirs):
         return None
@@ -154,6 +160,11 @@ def _val(x) -> str:
                               and not re.fullmatch(r"-?\d+", x)):
         return str(x)
     return show_value(x)
+
+
+def _some(names, n: int = 6) -> str:
+    names = list(names)
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "") if names else "none"
 
 
 def _says(path: str, theirs, ours) -> str:
@@ -256,7 +267,14 @@ def _describe_differences(model: GroundModel, trace: Trace, prop, ids, states, b
         if not same(built.property.get(key), trace.property.get(key)):
             path = f"property.{key}"
             return path, _says(path, trace.property.get(key), built.property.get(key))
-    d = _diff_tree(built.values, trace.values, ("values",))
+    # a /1 file's values are every cell the property reads; a /2 file's the cells that decide it
+    if trace.schema == TRACE_SCHEMA_V1:
+        d = _diff_tree(read_values(model, name, states[-1]), trace.values, ("values",),
+                       f"is not a cell that {show_value(name)} reads")
+    else:
+        d = _diff_tree(built.values, trace.values, ("values",),
+                       f"is not one of the cells that decide {show_value(name)} in the last state "
+                       f"({_some(built.values)})")
     if d:
         return d
     d = _diff_explanation(model, trace, prop, states[-1])
@@ -301,9 +319,10 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
             s = successor(model, a, s)
         except EvaluationError as err:
             return fail(k, f"step {k}: {err}", field_path(("steps", k, "row")), k)
-        d = _diff_tree(model.render_state(s), step.state, ("steps", k, "state"))
-        if d:
-            return fail(k, f"step {k}: {a.label} leads to a different state than recorded: {d[1]}", d[0], k)
+        if trace.schema == TRACE_SCHEMA_V1:  # a /2 file's states are its changed cells, compared below
+            d = _diff_tree(model.render_state(s), step.state, ("steps", k, "state"))
+            if d:
+                return fail(k, f"step {k}: {a.label} leads to a different state than recorded: {d[1]}", d[0], k)
         ids.append(a.id)
         states.append(s)
     prop = None
@@ -321,6 +340,13 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
         where, msg = d
         at = int(m.group(1)) if (m := re.match(r"steps\[(\d+)\]", where)) else None
         return fail(at, msg if baseline else f"{msg}; {REWRITE}", where, at)
+    if trace.schema != TRACE_SCHEMA_V1:  # (a /1 file's states were compared step by step above)
+        # every changed list is the spec's, so every rebuilt state is too; this guards the rebuilding
+        for k, (step, st) in enumerate(zip(trace.steps[1:], states[1:]), start=1):
+            d = _diff_tree(model.render_state(st), step.state, ("steps", k, "state"))
+            if d:
+                return fail(k, f"step {k}: the state rebuilt from steps[0].state and the changed cells differs "
+                               f"from the spec's: {d[1]}", field_path(("steps", k, "changed")), k)
     if trace.kind == "deadlock":
         enabled = [a for a in model.actions if evaluate(a.guard, s)]
         term = model.terminal is not None and evaluate(model.terminal, s)

@@ -1,14 +1,18 @@
 """The versioned trace format: a counterexample (or witness) as a replayable artifact.
 
 A trace names the spec, variant and configuration it came from, then lists its steps: step 0 is
-the initial state; each later step names the row (stable id), actor, trigger and parameters of
-the action taken, the full state by named var, and the cells that changed. The last part says
-which property the trace is about and the values that violate (or witness) it.
+the initial state, in full; each later step names the row (stable id), actor, trigger and
+parameters of the action taken and the cells it changed. The last part says which property the
+trace is about and the cells that make it false (or, for a witness, true).
 
-`trace.schema.json` (shipped beside this module) is the format as a JSON Schema (draft 2020-12);
-`load` and `Trace.from_json` validate against it, and every way a file can fail is a `TraceError`
-that names the field (`steps[3].changed[0].cell`), what was expected, and the fix. docs/traces.md
-describes every field.
+`txncheck.trace/2` is what txncheck writes: only step 0 carries the state, and `Trace.from_json`
+rebuilds every later step's state from it and the steps' `changed` cells, so `Step.state` is there
+for every reader (states are shared between steps where they agree: treat them as read-only).
+`txncheck.trace/1` (every step with its full state, and `values` every cell the property reads) is
+still read. `trace.schema.json` (shipped beside this module; `trace-1.schema.json` for /1) is the
+format as a JSON Schema (draft 2020-12); `load` and `Trace.from_json` validate against it, and every
+way a file can fail is a `TraceError` that names the field (`steps[3].changed[0].cell`), what was
+expected, and the fix. docs/traces.md describes every field.
 """
 from __future__ import annotations
 
@@ -23,9 +27,11 @@ from importlib import resources
 
 from txncheck.spec.errors import TxncheckError
 
-TRACE_SCHEMA = "txncheck.trace/1"
+TRACE_SCHEMA = "txncheck.trace/2"  # what txncheck writes
+TRACE_SCHEMA_V1 = "txncheck.trace/1"  # every step with its full state; still read
+SCHEMA_FILES = {TRACE_SCHEMA: "trace.schema.json", TRACE_SCHEMA_V1: "trace-1.schema.json"}
+SCHEMA_FILE = SCHEMA_FILES[TRACE_SCHEMA]
 KINDS = ("violation", "witness", "deadlock", "unrecoverable", "cti")  # cti: step 0 need not be initial
-SCHEMA_FILE = "trace.schema.json"
 
 # Limits that keep a hostile or broken file from hanging or crashing the reader. The largest trace
 # the shipped specs write (Kafka eos, tens of steps) is a few MB and nests 7 levels deep.
@@ -62,9 +68,12 @@ class Trace:
     property: dict        # {"name", "kind", "doc"}
     kind: str             # one of KINDS
     steps: tuple[Step, ...]
-    values: dict = field(default_factory=dict)  # cells the property reads, in the last state
+    values: dict = field(default_factory=dict)  # the cells that make the property false (a witness: true)
     explanation: str = ""
     symmetry: bool = False
+    # the format the trace was read from: a /1 file's `values` are every cell the property reads.
+    # Not written (to_json writes /2) and not compared.
+    schema: str = field(default=TRACE_SCHEMA, compare=False, repr=False)
 
     @property
     def length(self) -> int:
@@ -72,9 +81,11 @@ class Trace:
         return len(self.steps) - 1
 
     def to_json(self) -> dict:
+        """The trace as `txncheck.trace/2`: step 0 with its state, later steps with their changes only."""
         # field by field rather than dataclasses.asdict, whose deep copy of every state costs seconds on Kafka
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["steps"] = [{f.name: getattr(s, f.name) for f in fields(Step)} for s in self.steps]
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "schema"}
+        d["steps"] = [{f.name: getattr(s, f.name) for f in fields(Step) if k == 0 or f.name != "state"}
+                      for k, s in enumerate(self.steps)]
         return {"schema": TRACE_SCHEMA, **d}
 
     @staticmethod
@@ -83,32 +94,93 @@ class Trace:
             raise TraceError(f"{source}: a trace is a JSON object, not {_json_type(d)}; "
                              "give a trace written by `txncheck check`")
         schema = d.get("schema")
-        if schema != TRACE_SCHEMA:
+        if not isinstance(schema, str) or schema not in SCHEMA_FILES:
             raise TraceError(f"{source}: unsupported trace schema {show_value(schema)}; "
-                             f"this txncheck reads {TRACE_SCHEMA}")
+                             f"this txncheck reads {TRACE_SCHEMA} (and {TRACE_SCHEMA_V1})")
         _check_structure(d, source)
-        validate(d, source)
+        validate(d, source, schema)
         for i, s in enumerate(d["steps"]):
             if s["index"] != i:
                 raise TraceError(f"{source}: malformed trace: {field_path(('steps', i, 'index'))}: expected {i}, "
                                  f"got {show_value(s['index'])}: steps are numbered 0, 1, 2, ... in order; {FIX}")
+        states = [s["state"] for s in d["steps"]] if schema == TRACE_SCHEMA_V1 else _states(d["steps"], source)
         steps = tuple(Step(index=s["index"], row=s["row"], actor=s["actor"], trigger=s["trigger"], label=s["label"],
-                           params=dict(s["params"]), tags=tuple(s["tags"]), state=s["state"],
-                           changed=tuple(dict(c) for c in s["changed"])) for s in d["steps"])
+                           params=dict(s["params"]), tags=tuple(s["tags"]), state=state,
+                           changed=tuple(dict(c) for c in s["changed"])) for s, state in zip(d["steps"], states))
         return Trace(spec=d["spec"], variant=d["variant"], config=dict(d["config"]), engine=d["engine"],
                      property=dict(d["property"]), kind=d["kind"], steps=steps, values=dict(d["values"]),
-                     explanation=d["explanation"], symmetry=d["symmetry"])
+                     explanation=d["explanation"], symmetry=d["symmetry"], schema=schema)
+
+
+# ---- the states of a /2 trace ------------------------------------------------------------------
+_CELL = re.compile(r"([^\[\]]+)((?:\[[^\[\]]*\])*)")
+
+
+def cell_path(cell: str) -> tuple[str, ...] | None:
+    """`pc_seq[inc2][p2]` -> `("pc_seq", "inc2", "p2")`: where a cell is in a state by named var
+    (spec/state_text.render_state); None if `cell` is not written as a cell name."""
+    m = _CELL.fullmatch(cell)
+    if m is None:
+        return None
+    return (m.group(1),) + tuple(re.findall(r"\[([^\[\]]*)\]", m.group(2)))
+
+
+def _states(steps: list, source: str) -> list[dict]:
+    """Each step's state: step 0's, then each step's `changed` cells set to their `after` value. A
+    state shares with the one before it every var (and index level) the step did not change."""
+    state = steps[0]["state"]
+    out = [state]
+    for k, s in enumerate(steps[1:], start=1):
+        new = dict(state)
+        fresh = {id(new)}  # the objects this step copied, which it may write
+        for j, c in enumerate(s["changed"]):
+            path = cell_path(c["cell"])
+            node = new
+            for n, key in enumerate(path or ()):
+                child = node.get(key)
+                last = n == len(path) - 1
+                if last != (not isinstance(child, dict)) or child is None:
+                    raise TraceError(f"{source}: malformed trace: {field_path(('steps', k, 'changed', j, 'cell'))}: "
+                                     f"{_not_a_cell(path, n, node)}; a cell is a var and its indices as "
+                                     f"steps[0].state names them, e.g. rmState[r1]; {FIX}")
+                if last:
+                    node[key] = c["after"]
+                    break
+                if id(child) not in fresh:
+                    child = node[key] = dict(child)
+                    fresh.add(id(child))
+                node = child
+            else:  # not written as a cell name at all
+                raise TraceError(f"{source}: malformed trace: {field_path(('steps', k, 'changed', j, 'cell'))}: "
+                                 f"expected a cell name such as rmState[r1], got {show_value(c['cell'])}; {FIX}")
+        out.append(new)
+        state = new
+    return out
+
+
+def _cell_name(path) -> str:
+    return path[0] + "".join(f"[{p}]" for p in path[1:])
+
+
+def _not_a_cell(path, n: int, node: dict) -> str:
+    here = show_value(_cell_name(path[:n + 1]))
+    if path[n] not in node:
+        return f"the state (steps[0].state) has no {here}"
+    if isinstance(node[path[n]], dict):
+        return f"{here} is an array, not one cell"
+    return f"{here} is one cell, with no index {show_value(path[n + 1])}"
 
 
 # ---- the JSON Schema ------------------------------------------------------------------------
 @functools.cache
-def schema_document() -> dict:
-    """The trace format as a JSON Schema (draft 2020-12), from the package's trace.schema.json."""
-    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+def schema_document(version: str = TRACE_SCHEMA) -> dict:
+    """The trace format as a JSON Schema (draft 2020-12), from the package's trace.schema.json
+    (`txncheck.trace/1`: trace-1.schema.json)."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILES[version]).read_text(encoding="utf-8"))
 
 
 @functools.cache
-def _validator():
+def _validator(version: str = TRACE_SCHEMA):
     from jsonschema import Draft202012Validator, validators
 
     # JSON Schema counts 1.0 as an integer and true as neither; txncheck writes integers only, and a
@@ -122,16 +194,16 @@ def _validator():
         "array": lambda _, x: isinstance(x, (list, tuple)),  # Trace.to_json() keeps tuples
     })
     cls = validators.extend(Draft202012Validator, type_checker=checker)
-    return cls(schema_document())
+    return cls(schema_document(version))
 
 
-def validate(d: dict, source: str = "trace") -> None:
-    """Raise a TraceError naming the first field of `d` that the schema rejects."""
+def validate(d: dict, source: str = "trace", version: str = TRACE_SCHEMA) -> None:
+    """Raise a TraceError naming the first field of `d` that the schema of `version` rejects."""
     from jsonschema.exceptions import best_match
 
-    err = best_match(_validator().iter_errors(d))
+    err = best_match(_validator(version).iter_errors(d))
     if err is not None:
-        raise TraceError(f"{source}: malformed trace: {_explain(err)}; {FIX}")
+        raise TraceError(f"{source}: malformed trace: {_explain(err, version)}; {FIX}")
 
 
 def field_path(parts) -> str:
@@ -147,7 +219,7 @@ def field_path(parts) -> str:
     return out or "the trace"
 
 
-def _explain(err) -> str:
+def _explain(err, version: str = TRACE_SCHEMA) -> str:
     path = list(err.absolute_path)
     where = field_path(path)
     what = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
@@ -156,11 +228,11 @@ def _explain(err) -> str:
     if v == "required":
         missing = next(k for k in err.validator_value if k not in inst)
         sub = err.schema.get("properties", {}).get(missing, {})
-        desc = sub.get("description") or _ref_description(sub)
+        desc = sub.get("description") or _ref_description(sub, version)
         return f"{field_path(path + [missing])} is missing" + (f"; it is {desc}" if desc else "")
     if v == "additionalProperties":
         extra = next(k for k in inst if k not in err.schema.get("properties", {}))
-        return (f"{field_path(path + [extra])} is not a field of {TRACE_SCHEMA} "
+        return (f"{field_path(path + [extra])} is not a field of {version} "
                 f"({where if path else 'a trace'} has only {', '.join(err.schema.get('properties', {}))})")
     if v == "type":
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
@@ -179,10 +251,10 @@ def _explain(err) -> str:
     return f"{where}: {err.message[:200]}{about}"
 
 
-def _ref_description(sub: dict) -> str:
+def _ref_description(sub: dict, version: str = TRACE_SCHEMA) -> str:
     ref = sub.get("$ref", "")
     if ref.startswith("#/$defs/"):
-        return schema_document()["$defs"].get(ref[len("#/$defs/"):], {}).get("description", "")
+        return schema_document(version)["$defs"].get(ref[len("#/$defs/"):], {}).get("description", "")
     return ""
 
 
