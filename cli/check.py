@@ -110,7 +110,7 @@ def run(args) -> int:
         bound = resources.memory_limit()
         write_check(result, staged)
         index = write_views(result.traces, staged, f"{result.spec} · {model.config.name}"
-                            + (f" · {result.variant}" if result.variant else "")) if args.html else None
+                            + (f" · {result.variant}" if result.variant else ""), model=model) if args.html else None
         staged.commit()
     if args.json:
         print(json.dumps(result.to_json(), indent=1))

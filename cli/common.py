@@ -37,3 +37,10 @@ def add_model_args(p, *, variant: bool = True) -> None:
                    help="override a configuration constant (repeatable), e.g. --set rm=4")
     if variant:
         p.add_argument("--variant", metavar="NAME", help="check a named variant (a known bug) instead of the spec")
+
+
+def model_request_spec(name: str) -> Spec:
+    """The spec SPEC names: a shipped one, or MODULE:ATTRIBUTE (as `check` accepts it)."""
+    if ":" not in name:
+        return load_spec(name)
+    return ModelRequest.of(name).base_spec()

@@ -15,6 +15,7 @@ from functools import cache
 import jinja2
 
 from txncheck.spec.expr import show
+from txncheck.spec.errors import TxncheckError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import Spec
 from txncheck.traces.render import flat_state
@@ -89,6 +90,19 @@ def baseline_divergence(trace: Trace) -> Divergence | None:
     return Divergence(r.diverged_at, r.message)
 
 
+def catalog_spec_is(model: GroundModel, trace: Trace) -> bool:
+    """Whether the catalogue's spec of `trace.spec` has the rows of `model` (a spec loaded as
+    MODULE:ATTRIBUTE may share a shipped spec's name)."""
+    from txncheck.spec import catalog
+    try:
+        shipped = catalog.load(trace.spec)
+    except TxncheckError:
+        return False
+    shipped = shipped.with_variant(trace.variant) if trace.variant else shipped
+    return [r.id for r in shipped.rows] == [r.id for r in model.spec.rows] and \
+        [show(c) for r in shipped.rows for c in r.guard] == [show(c) for r in model.spec.rows for c in r.guard]
+
+
 def page_data(trace: Trace, model: GroundModel, story: Story) -> dict:
     spec = model.spec
     groups = var_groups(spec)
@@ -157,16 +171,25 @@ class TraceNotConfirmed(TraceError):
     """A trace its spec does not confirm: a page would show what the spec does not do."""
 
 
-def render_trace_page(trace: Trace, page_name: str = "", confirmed: bool = False) -> tuple[str, Story]:
+def render_trace_page(trace: Trace, page_name: str = "", confirmed: bool = False,
+                      model: GroundModel | None = None) -> tuple[str, Story]:
     """Replay `trace` (a page only shows what the spec confirms; `confirmed`: the checker has just
-    built it), then render its page; returns the page and the story (for the PNG/SVG chart)."""
+    built it from `model`, which a spec outside the catalogue must give), then render its page;
+    returns the page and the story (for the PNG/SVG chart)."""
     report = None if confirmed else replay(trace)
     if report is not None and not report.confirmed:
         where = f" (at step {report.diverged_at})" if report.diverged_at is not None else ""
         raise TraceNotConfirmed(f"the trace does not replay against spec {trace.spec}{where}: {report.message}; "
                                 "`txncheck replay TRACE` says more")
-    model = model_for(trace)
-    divergence = baseline_divergence(trace)
+    if model is None:
+        model = model_for(trace)
+        divergence = baseline_divergence(trace)
+    else:  # a trace names its spec, not where it was loaded from: the baseline is known by catalogue only
+        try:
+            divergence = baseline_divergence(trace) if model_for(trace).spec.name == model.spec.name and \
+                catalog_spec_is(model, trace) else None
+        except TraceError:
+            divergence = None
     actions, states = walk(model, trace)
     story = build_story(model, trace, actions, states)
     return render_page(trace, model, divergence, page_name, story), story

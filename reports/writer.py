@@ -32,7 +32,7 @@ def write_symbolic(data: dict, traces: dict, out: RunOutput) -> dict[str, str]:
     return paths
 
 
-def write_views(traces: dict, out: RunOutput, title: str, confirmed: bool = True) -> str | None:
+def write_views(traces: dict, out: RunOutput, title: str, confirmed: bool = True, model=None) -> str | None:
     """`traces/NAME.html`, a viewer page per trace (`traces`: name -> Trace; `confirmed`: as just
     built and judged by the checker, so not replayed again), and `traces/index.html` listing them;
     returns the index's path relative to the output directory."""
@@ -40,7 +40,7 @@ def write_views(traces: dict, out: RunOutput, title: str, confirmed: bool = True
     entries = []
     for name, tr in sorted(traces.items()):
         page = trace_path(name)[:-len(".json")] + ".html"
-        html, _ = render_trace_page(tr, os.path.basename(page), confirmed=confirmed)
+        html, _ = render_trace_page(tr, os.path.basename(page), confirmed=confirmed, model=model)
         out.write_text(page, html)
         entries.append(IndexEntry(os.path.basename(page), name, tr))
     index = os.path.join(os.path.dirname(trace_path("x")), "index.html")

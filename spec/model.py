@@ -79,6 +79,7 @@ class Table:
     nondeterministic: tuple[str, ...] = ()
     conformance: tuple[Conformance, ...] = ()
     at: At | None = None  # the lane its rows happen on (a row's own `at` wins)
+    pending: str | None = None  # the status var's pending-state var (Kafka's pendingState): "pending X" in listings
 
     def place(self, r: Row) -> At | None:
         return r.at if r.at is not None else self.at
@@ -244,6 +245,7 @@ class NamedConfig:
     doc: str = ""
     max_states: int | None = None
     max_depth: int | None = None
+    heavy: bool = False  # minutes of search or GiBs: left out of `txncheck report` unless named
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,7 @@ class Spec:
     forced: tuple[tuple[str, object], ...] = ()  # switches a variant's SetParam edits impose
     lanes: tuple[Lane, ...] = ()  # sequence-chart lanes, left to right (spec/sequence.py)
     channels: tuple[Channel, ...] = ()  # the cells that hold messages in flight
+    findings: str = ""  # what the checker found: a Markdown file of the txncheck.spec package (txncheck report)
 
     # -- lookups ------------------------------------------------------------------------------
     @property

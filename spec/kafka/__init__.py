@@ -32,4 +32,5 @@ SPEC = Spec(
     ref="docs/kafka-protocol.md; KIP-98, KIP-360, KIP-447, KIP-890",
     lanes=chart.LANES,
     channels=chart.CHANNELS,
+    findings="FINDINGS.md",
 )

@@ -64,5 +64,5 @@ CONFIGS = (
     NamedConfig("nightly", (*_CI, ("duplicates", 1)),
                 "ci plus 1 client retry of an in-flight produce or TxnOffsetCommit. 20,118,294 states (about 2.5 "
                 "minutes and 6 GiB on the vector engine); violates FENCE-1 through a retried TxnOffsetCommit "
-                "(spec/FINDINGS.md F4).")
+                "(spec/FINDINGS.md F4).", heavy=True)
 )

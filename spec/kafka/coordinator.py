@@ -435,7 +435,7 @@ _UNUSED_DOC = ("Dead: transactional-id expiry (X1, transactional.id.expiration.m
                "so Ongoing -> PrepareEpochFence -> PrepareAbort is taken as Ongoing -> PrepareAbort.")
 
 TABLE = Table(
-    "coordinator", ROWS, status="tc_st", at=COORDINATOR,
+    "coordinator", ROWS, status="tc_st", pending="tc_pend", at=COORDINATOR,
     doc="Transaction coordinator: request handlers (TC-*) and transaction-log appends (TL-*), per tid.",
     conformance=(
         Conformance(allowed=_pairs(KAFKA_PREV), unused=_UNUSED, when=Config("protocol") != Protocol.tv2,

@@ -1,0 +1,81 @@
+"""`txncheck report`: run (or read) the checks a design review needs and write the review as
+`report.html` (self-contained), `report.md` (GitHub) with `figures/*.png`, and `report.json` (the
+data both are rendered from), as one unit under `--out` (RunOutput).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from txncheck.spec.model import Spec
+
+from .report_compare import compare, load_base
+from .report_model import build_report
+from .report_render import render_html, render_markdown
+from .report_runs import plan_runs, read_runs, run_plans
+from .run_output import RunOutput
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    spec: Spec
+    spec_name: str                  # as the catalogue (or module:ATTR) names it
+    configs: tuple[str, ...] = ()   # () : every config not marked heavy
+    protocols: tuple[str, ...] = ()  # () : every protocol version
+    variants: object = "all"        # "all", "none" or a tuple of names
+    engine: str = "vector"
+    out: str = "out/report"
+    from_dir: str | None = None
+    compare_dir: str | None = None
+    prove: bool = False
+
+
+def write_figures(spec: Spec, runs: list[dict], out: RunOutput) -> dict[str, str]:
+    """State diagrams per table with a status var, and states per level per config; returns
+    name -> path relative to the report folder."""
+    from .level_plot import plot_levels
+    from .state_diagram import draw_status_diagram, status_graph
+    figures = {}
+    main = [r for r in runs if not r["variant"]]
+    fired = {c["row"] for r in runs for c in r["result"]["coverage"] if c["fired"]}
+    for t in spec.tables:
+        if t.status is None:
+            continue
+        rel = f"figures/status-{t.actor}.png"
+        pending = {t.status: t.pending} if t.pending else None
+        draw_status_diagram(status_graph(spec, t, pending=pending), fired, out.path(rel), "png",
+                            title=f"{t.actor}: {t.status}")
+        figures[f"status-{t.actor}"] = rel
+    for config in dict.fromkeys(r["config"] for r in main):
+        series = [(r["result"]["config"]["values"].get("protocol") or r["key"], r["result"]["stats"].get("levels") or [])
+                  for r in main if r["config"] == config]
+        if any(s for _, s in series):
+            rel = f"figures/levels-{config}.png"
+            plot_levels(series, out.path(rel), "png", title=f"{spec.name} · {config}: new states per level")
+            figures[f"levels-{config}"] = rel
+    return figures
+
+
+def make_report(req: ReportRequest, say=None) -> dict:
+    """Write the report under `req.out`; returns its data."""
+    base = load_base(req.compare_dir) if req.compare_dir else None  # a bad base is named before any check
+    plans = None if req.from_dir else plan_runs(req.spec, req.configs, req.protocols, req.variants)
+    staged = RunOutput.prepare(req.out)
+    with staged:
+        if req.from_dir:
+            runs = read_runs(req.spec, req.from_dir, staged)
+        else:
+            runs = run_plans(req.spec_name, plans, req.engine, staged, req.prove, say)
+        figures = write_figures(req.spec, runs, staged)
+        report = build_report(req.spec, runs, figures, req.engine)
+        if base is not None:
+            report["compare"] = compare(base, report)
+        staged.write_json("report.json", report)
+        staged.write_text("report.md", render_markdown(report))
+        staged.write_text("report.html", render_html(report, staged.stage))
+        staged.commit()
+    return report
+
+
+def report_paths(out: str) -> tuple[str, str]:
+    return os.path.join(out, "report.html"), os.path.join(out, "report.md")
