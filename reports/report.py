@@ -5,6 +5,7 @@ data both are rendered from), as one unit under `--out` (RunOutput).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 
 from txncheck.spec.model import Spec
@@ -56,16 +57,19 @@ def write_figures(spec: Spec, runs: list[dict], out: RunOutput) -> dict[str, str
     return figures
 
 
-def make_report(req: ReportRequest, say=None) -> dict:
-    """Write the report under `req.out`; returns its data."""
+def make_report(req: ReportRequest, say=None, timing: dict | None = None) -> dict:
+    """Write the report under `req.out`; returns its data. `timing` (optional) receives the seconds
+    spent running (or reading) the checks and writing everything else."""
     base = load_base(req.compare_dir) if req.compare_dir else None  # a bad base is named before any check
     plans = None if req.from_dir else plan_runs(req.spec, req.configs, req.protocols, req.variants)
     staged = RunOutput.prepare(req.out)
     with staged:
+        t0 = time.perf_counter()
         if req.from_dir:
             runs = read_runs(req.spec, req.from_dir, staged)
         else:
-            runs = run_plans(req.spec_name, plans, req.engine, staged, req.prove, say)
+            runs = run_plans(req.spec_name, plans, req.engine, staged, req.prove, say, timing)
+        t1 = time.perf_counter()
         figures = write_figures(req.spec, runs, staged)
         report = build_report(req.spec, runs, figures, req.engine)
         if base is not None:
@@ -74,6 +78,8 @@ def make_report(req: ReportRequest, say=None) -> dict:
         staged.write_text("report.md", render_markdown(report))
         staged.write_text("report.html", render_html(report, staged.stage))
         staged.commit()
+    if timing is not None:
+        timing.update(checks=t1 - t0, rest=time.perf_counter() - t1)
     return report
 
 

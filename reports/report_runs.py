@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 
 from txncheck.checker.outcome import ExploreOptions
@@ -104,9 +105,10 @@ def _pages(result_json: dict, key: str) -> dict[str, str]:
 
 
 def run_plans(spec_name: str, plans: list[RunPlan], engine: str, out: RunOutput, prove: bool = False,
-              say=None) -> list[dict]:
-    """Run every plan with `engine`, writing each into `runs/KEY/` of `out`; returns the run records."""
-    runs = []
+              say=None, timing: dict | None = None) -> list[dict]:
+    """Run every plan with `engine`, writing each into `runs/KEY/` of `out`; returns the run records
+    (`timing`, optional, receives the seconds spent on viewer pages)."""
+    runs, pages = [], 0.0
     for plan in plans:
         if say:
             say(f"check {spec_name} {plan.key}")
@@ -114,10 +116,14 @@ def run_plans(spec_name: str, plans: list[RunPlan], engine: str, out: RunOutput,
         result = check(request, engine, ExploreOptions(stop_on_violation=False))
         sub = _Under(out, f"runs/{plan.key}")
         write_check(result, sub)
+        t0 = time.perf_counter()
         write_views(result.traces, sub, f"{spec_name} · {plan.key}", model=request.ground())
+        pages += time.perf_counter() - t0
         data = result.to_json()
         proof = _prove(request) if prove and plan.variant is None else None
         runs.append(_record(plan, data, proof))
+    if timing is not None:
+        timing["pages"] = pages
     return runs
 
 
