@@ -22,6 +22,7 @@ from txncheck.traces.render import flat_state
 from txncheck.traces.replay import model_for, replay
 from txncheck.traces.schema import Trace, TraceError
 from txncheck.traces.story import Story, build_story, step_lines, walk
+from txncheck.traces.text import var_groups
 
 from .chart_svg import LANE_W, LEFT, height, lane_key, render_chart, width
 
@@ -35,22 +36,6 @@ def _env() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.PackageLoader("txncheck.reports", "templates"),
                               autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True)
-
-
-def var_groups(spec: Spec) -> list[tuple[str, tuple[str, ...]]]:
-    """Vars grouped by the actor whose rows write them (the first table in spec order that does),
-    history (ghost) vars apart, in the spec's var order."""
-    writer: dict[str, str] = {}
-    for t in spec.tables:
-        for r in t.rows:
-            for u in r.updates:
-                writer.setdefault(u.target.var.name, t.actor)
-    groups: dict[str, list[str]] = {}
-    for v in spec.vars:
-        g = "history (ghost)" if getattr(v, "ghost", False) else writer.get(v.name, "unchanged by any row")
-        groups.setdefault(g, []).append(v.name)
-    order = [t.actor for t in spec.tables] + ["unchanged by any row", "history (ghost)"]
-    return [(g, tuple(groups[g])) for g in order if g in groups]
 
 
 def _row_info(spec: Spec, row_id: str) -> dict:
@@ -105,7 +90,7 @@ def catalog_spec_is(model: GroundModel, trace: Trace) -> bool:
 
 def page_data(trace: Trace, model: GroundModel, story: Story) -> dict:
     spec = model.spec
-    groups = var_groups(spec)
+    groups = [(g.title, g.vars) for g in var_groups(spec)]  # as the text trace groups them
     state0 = trace.steps[0].state
     flat0 = flat_state(state0)
     cells = [c for c, _ in flat0]

@@ -87,8 +87,8 @@ def render_trace_text(t: Trace, story: Mapping[int, str] | None = None, guide: S
     for s in t.steps[1:]:
         tags = f" ({', '.join(s.tags)})" if s.tags else ""
         lines.append(f"{s.index:>4}  {s.label}  [{s.actor}: {s.trigger}]{tags}")
-        for c in s.changed:
-            lines.append(f"       {c['cell']}: {_fmt(c['before'])} → {_fmt(c['after'])}")
+        # the changed cells, several to a line: a step reads as one short paragraph
+        lines += _wrap(" " * 7, [f"{c['cell']}: {_fmt(c['before'])} → {_fmt(c['after'])}" for c in s.changed], " " * 7)
     lines.append("")
     if t.values:
         word = "witnessed by" if t.kind == "witness" else "violated by"
