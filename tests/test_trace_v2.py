@@ -20,7 +20,8 @@ from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GTable
 from txncheck.spec.state_text import parse_state
 from txncheck.traces.build import states_along
 from txncheck.traces.render import render_trace_text
-from txncheck.traces.replay import _find_action, model_for, replay
+from txncheck.traces.replay import model_for, replay
+from txncheck.traces.story import find_action
 from txncheck.traces.schema import TRACE_SCHEMA, Trace, load
 from txncheck.traces.text import trace_text, var_groups
 
@@ -69,7 +70,7 @@ def test_states_rebuilt_on_load_are_the_replayed_states(runs):
     for name, path in _traces(runs):
         t = load(path)
         m = model_for(t)
-        ids = [_find_action(m, s).id for s in t.steps[1:]]
+        ids = [find_action(m, s).id for s in t.steps[1:]]
         want = [m.render_state(s) for s in states_along(m, ids)]
         assert [s.state for s in t.steps] == want, name
         assert replay(t).confirmed, name

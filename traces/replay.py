@@ -29,6 +29,7 @@ from txncheck.spec.state_text import parse_state
 from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation, read_values,
                     unrecoverable_explanation)
 from .schema import TRACE_SCHEMA_V1, Step, Trace, TraceError, field_path, show_value
+from .story import find_action
 
 # what a property of each kind can have a trace of
 TRACE_KINDS = {"always": ("violation", "cti"), "sometimes": ("witness",), "recoverable": ("unrecoverable",)}
@@ -80,16 +81,6 @@ def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
         return ModelRequest.of(base, name if named is not None else None, values, v).ground()
     except TxncheckError as err:
         raise TraceError(f"config.values: the trace's configuration does not fit spec {trace.spec}: {err}") from None
-
-
-def _find_action(model: GroundModel, step):
-    for a in model.actions:
-        if a.row.id != step.row:
-            continue
-        labels = {p.name: str(p.domain.label(v, model.env)) for p in a.row.params for n, v in a.params if n == p.name}
-        if all(str(step.params.get(k)) == v for k, v in labels.items()) and len(labels) == len(step.params):
-            return a
-    return None
 
 
 def _no_action(model: GroundModel, step) -> tuple[str, str]:
@@ -309,7 +300,7 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
     ids, states = [], [s]
     for step in trace.steps[1:]:
         k = step.index
-        a = _find_action(model, step)
+        a = find_action(model, step)
         if a is None:
             where, msg = _no_action(model, step)
             return fail(k, msg, where, k)
