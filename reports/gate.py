@@ -18,7 +18,7 @@ from txncheck.spec.errors import TxncheckError
 
 from .gatefile import GateEntry
 from .run_output import RunOutput
-from .writer import write_check
+from .writer import write_check, write_views
 
 GATE_SCHEMA = "txncheck.gate/1"
 FAILING = ("violated", "unwitnessed", "unknown")  # in an entry that must pass
@@ -120,6 +120,8 @@ def run_entry(entry: GateEntry, out_root: str, jobs: int = 1) -> EntryOutcome:
             opts = replace(options_for(entry, jobs), workdir=staged.scratch("spill"))
             result = check(entry.request(), entry.engine, opts)
             write_check(result, staged)
+            # a CI artifact a reviewer opens: the counterexamples as viewer pages (traces/index.html)
+            write_views(result.traces, staged, f"gate entry {entry.name}", model=entry.request().ground())
             staged.commit()
     except (TxncheckError, MemoryError) as err:
         msg = f"{type(err).__name__}: {err}" if isinstance(err, MemoryError) else str(err)

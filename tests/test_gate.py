@@ -89,6 +89,8 @@ def test_the_project_gate_file_passes_with_every_report(tmp_path):
     assert step_summary.read_text() == "earlier step\n" + summary
     for n in names:
         assert (tmp_path / "out" / n / "result.json").exists()
+        assert (tmp_path / "out" / n / "traces" / "index.html").exists()  # the artifact a reviewer opens
+    assert (tmp_path / "out" / "kafka-tiny-verify" / "traces" / "ATOM-2.html").exists()
     verify = json.load(open(tmp_path / "out" / "kafka-tiny-verify" / "result.json"))
     assert verify["schema"] == "txncheck.result/1" and verify["verdict"] == "violation"
     assert json.load(open(tmp_path / "out" / "gate.json"))["schema"] == "txncheck.gate/1"
