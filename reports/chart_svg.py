@@ -52,7 +52,7 @@ def lane_key(lane) -> str:
     return f"{lane.kind}:{'' if lane.index is None else lane.index}"
 
 
-def render_chart(story: Story, highlight: set[int], last: int) -> str:
+def render_chart(story: Story, highlight: set[int], last: int, start: str = "initial state") -> str:
     w, h = width(story), height(story)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" '
            f'viewBox="0 0 {w} {h}" role="img" aria-label="sequence chart">',
@@ -66,7 +66,7 @@ def render_chart(story: Story, highlight: set[int], last: int) -> str:
     out.append('<g class="rows">')
     out.append(f'<g class="step init" data-step="0" id="row-0"><rect class="hit" x="0" y="{TOP}" width="{w}" '
                f'height="{ROW_H}"/><text class="num" x="{LEFT - 8}" y="{step_y(0) + 4}">0</text>'
-               f'<text class="initlabel" x="{LEFT + 6}" y="{step_y(0) + 4}">initial state</text></g>')
+               f'<text class="initlabel" x="{LEFT + 6}" y="{step_y(0) + 4}">{_a(start)}</text></g>')
     for st in story.steps:
         y0 = TOP + st.index * ROW_H
         out.append(f'<g class="step" data-step="{st.index}" id="row-{st.index}"><rect class="hit" x="0" y="{y0}" '
@@ -123,14 +123,16 @@ def render_chart(story: Story, highlight: set[int], last: int) -> str:
 
 
 def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str]:
-    if m.source is None or m.source not in story.lanes or m.sent is None:
+    if m.source is None or m.source not in story.lanes:
         return []
     # every arrow leaves the box of the step that sent it; where that step acts for another lane
-    # (a hop), the dotted line to that lane says so
-    at = story.steps[m.sent - 1].lane if 0 < m.sent <= len(story.steps) else None
-    x1, y1 = lane_x(story, at if at in story.lanes else m.source), step_y(m.sent)
-    slot = sends_at.get(m.sent, 0)
-    sends_at[m.sent] = slot + 1
+    # (a hop), the dotted line to that lane says so; a message already in flight in step 0 (a
+    # counterexample to induction starts anywhere) leaves its sender's lane at step 0
+    sent = m.sent or 0
+    at = story.steps[sent - 1].lane if 0 < sent <= len(story.steps) else None
+    x1, y1 = lane_x(story, at if at in story.lanes else m.source), step_y(sent)
+    slot = sends_at.get(sent, 0)
+    sends_at[sent] = slot + 1
     cls = "msg" + (" dup" if m.duplicate else "")
     ends = []  # (x2, y2, kind)
     for k, lane in m.delivered:
@@ -153,7 +155,7 @@ def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str
         ends.append((tx, step_y(n_steps + 1) - 6, "inflight"))
         cls += " inflight"
     to = ",".join(f"{k}" for k, _ in m.delivered)
-    parts = [f'<g class="{cls}" data-msg="{m.id}" data-sent="{m.sent}" data-to="{_a(to)}" '
+    parts = [f'<g class="{cls}" data-msg="{m.id}" data-sent="{sent}" data-to="{_a(to)}" '
              f'data-from="{_a(lane_key(m.source))}"><title>{_a(m.label)}</title>']
     for x2, y2, kind in ends:
         dash = ' stroke-dasharray="5 3"' if m.duplicate or kind == "inflight" else ""
@@ -163,7 +165,7 @@ def _message(story: Story, m: Message, n_steps: int, sends_at: dict) -> list[str
             continue
         direction = 1 if x2 > x1 else -1
         half = (LANE_W - 14) / 2
-        sx = x1 + direction * half  # from the side of the sender's box
+        sx = x1 + direction * half if sent else x1  # from the side of the sender's box (step 0 has none)
         ex = x2 - direction * half if kind == "delivered" else x2  # to the side of the receiver's box
         marker = {"delivered": ' marker-end="url(#ah)"', "inflight": ' marker-end="url(#ah-open)"',
                   "posted": ' marker-end="url(#ah-open)"'}.get(kind, "")

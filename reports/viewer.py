@@ -129,7 +129,8 @@ def render_page(trace: Trace, model: GroundModel, divergence: Divergence | None 
     return _env().get_template("viewer.html.j2").render(
         trace=trace, name=trace_name or trace.property.get("name", "trace"), verb=_VERB.get(trace.kind, trace.kind),
         config=cfg.get("name", "?"), overrides=sorted(overrides.items()), variant=variant, divergence=divergence,
-        lanes=lanes, lane_w=LANE_W, left=LEFT, chart=render_chart(story, highlight, trace.length),
+        lanes=lanes, lane_w=LANE_W, left=LEFT, chart=render_chart(story, highlight, trace.length,
+                           "start: not known to be reachable" if trace.kind == "cti" else "initial state"),
         chart_w=width(story), chart_h=height(story), highlight=sorted(highlight),
         data=_script_json(data), messages=len(story.messages))
 
