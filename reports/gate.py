@@ -37,6 +37,7 @@ class PropertyReport:
     last_row: str | None = None  # row id of the trace's last step
     last_label: str | None = None
     story: str = ""              # one line: property, kind, outcome, length, last step, trace path
+    steps: tuple = ()            # the trace as (row id, its story line) per step: SARIF's code flow
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,8 @@ def judge_entry(entry: GateEntry, out: str, result, seconds: float) -> EntryOutc
         if not ok and listed:
             story = f"{p.name} ({p.kind}) was expected to be violated but {p.outcome}"
         props.append(PropertyReport(p.name, p.kind, p.outcome, p.doc, ok, listed or p.name in entry.breaks,
-                                    p.depth, path, last.row if last else None, last.label if last else None, story))
+                                    p.depth, path, last.row if last else None, last.label if last else None, story,
+                                    _steps(entry, trace) if trace is not None and p.outcome == "violated" else ()))
     st = result.stats
     exps = [_expect(entry, result)]
     if entry.distinct is not None:
@@ -170,6 +172,14 @@ def judge_entry(entry: GateEntry, out: str, result, seconds: float) -> EntryOutc
                                                if p.kind == "sometimes" and p.outcome == "witnessed")),
                         fired_rows=tuple(sorted(c["row"] for c in result.coverage if c["fired"] > 0)),
                         violated=tuple(sorted(p.name for p in result.properties if p.outcome == "violated")))
+
+
+def _steps(entry: GateEntry, trace) -> tuple:
+    """(row id, what the step does) per step of a counterexample, in the story's words where the
+    spec has lanes (traces/text.py), else the action."""
+    from txncheck.traces.text import story_lines
+    lines = story_lines(entry.request().ground(), trace) or {}
+    return tuple((s.row, f"step {s.index}: {lines.get(s.index) or s.label}") for s in trace.steps[1:])
 
 
 def _expect(entry: GateEntry, result) -> Expectation:

@@ -143,7 +143,8 @@ def lookup(cache: str, entry: GateEntry, key: str, out: str) -> EntryOutcome | N
 
         def moved(text):  # the record names paths under the out of its run; this run's may differ
             return text.replace(old_out + os.sep, out + os.sep) if isinstance(text, str) else text
-        props = tuple(PropertyReport(**{**p, "trace": moved(p["trace"]), "story": moved(p["story"])})
+        props = tuple(PropertyReport(**{**p, "trace": moved(p["trace"]), "story": moved(p["story"]),
+                                        "steps": tuple(tuple(x) for x in p.get("steps", ()))})
                       for p in d["properties"])
         o = EntryOutcome(entry, out, d["verdict"], d["distinct"], d["depth"], d["seconds"], props,
                          tuple(Expectation(**e) for e in d["expectations"]), tuple(d["unfired_rows"]),

@@ -2,7 +2,8 @@
 
 One rule per property (`SPEC/PROPERTY`, its doc as the description) and one for gate expectations.
 One result per violated property: located at the property's definition in the spec's source, with
-the row that fired last as a related location and the trace path in the message. A violation the
+the row that fired last as a related location, the trace path in the message, and the whole
+counterexample as a code flow (each step at the row it took, in the story's words). A violation the
 entry expects (a known-bug variant still caught) is a `note`; one that fails the gate is an `error`.
 An entry that failed without a violation (a golden count, a bug no longer caught) is one `error` at its
 entry in the gate file. `reports/schemas/sarif-2.1.0.json` is the OASIS schema (errata 01) that the
@@ -67,6 +68,9 @@ def sarif_log(report: GateReport, version: str = "") -> dict:
                       "properties": {"entry": o.name, "outcome": p.outcome, "expected": p.ok}}
             if row:
                 result["relatedLocations"] = [row]
+            flow = [{"location": loc} for loc in (_location(locate(spec, r), text) for r, text in p.steps) if loc]
+            if flow:  # the counterexample, step by step, at the rows it took (a code scanner's "show paths")
+                result["codeFlows"] = [{"threadFlows": [{"locations": flow}]}]
             if p.trace:
                 result["properties"]["trace"] = p.trace
             results.append(result)

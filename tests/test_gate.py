@@ -122,6 +122,12 @@ def test_a_failing_gate_exits_1_with_failures_annotations_and_sarif(tmp_path):
     validate_sarif(tmp_path / "gate.sarif")
     results = json.load(open(tmp_path / "gate.sarif"))["runs"][0]["results"]
     assert sorted(r["level"] for r in results) == ["error", "error"]
+    # the counterexample as a code flow: each step at the line of the row it took, in the story's words
+    violated = next(r for r in results if r["ruleId"] == "twophase/TCConsistent")
+    flow = violated["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [f["location"]["message"]["text"] for f in flow] == [
+        "step 1: TM  → Commit to every RM", "step 2: RM r1  ← Commit from TM", "step 3: RM r3  RMChooseToAbort"]
+    assert flow[2]["location"]["physicalLocation"]["region"]["startLine"] == row_line[1]
 
 
 def test_a_killed_gate_leaves_no_partial_report(tmp_path):
