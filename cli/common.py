@@ -1,14 +1,20 @@
 """Helpers shared by the command modules: exit codes, spec loading and --set parsing."""
 from __future__ import annotations
 
-from txncheck.spec import catalog
+from txncheck.spec import loader
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.model import Spec
 from txncheck.spec.request import ModelRequest
 
 
+SPEC_HELP = ("a shipped spec (see `txncheck specs`), a spec file (./myspec.py, which defines SPEC), "
+             "MODULE:ATTRIBUTE of a Spec, or a spec an installed package publishes")
+
+
 def load_spec(name: str) -> Spec:
-    return catalog.load(name)
+    """The spec SPEC names, by the one loader (spec/loader.py): a shipped name, a spec file, MODULE:ATTRIBUTE
+    or a published name; a mistake in a user's spec is a ConfigError naming its file and line."""
+    return loader.load(name)
 
 
 def parse_sets(items) -> dict[str, str]:
@@ -31,7 +37,7 @@ def model_request(args, invariants: bool = False) -> ModelRequest:
 
 
 def add_model_args(p, *, variant: bool = True) -> None:
-    p.add_argument("spec", metavar="SPEC", help="a shipped spec (see `txncheck specs`)")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     p.add_argument("--config", metavar="NAME", help="a named configuration of the spec (default: its first)")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="override a configuration constant (repeatable), e.g. --set rm=4")
@@ -40,7 +46,5 @@ def add_model_args(p, *, variant: bool = True) -> None:
 
 
 def model_request_spec(name: str) -> Spec:
-    """The spec SPEC names: a shipped one, or MODULE:ATTRIBUTE (as `check` accepts it)."""
-    if ":" not in name:
-        return load_spec(name)
+    """The spec SPEC names, as `check` reads it (the same loader as `load_spec` and every request)."""
     return ModelRequest.of(name).base_spec()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import model_request_spec
+from .common import SPEC_HELP, model_request_spec
 
 
 def register(sub):
@@ -12,7 +12,7 @@ def register(sub):
                                    "protocol version, every variant; each as `check --continue`) or read them "
                                    "(--from), and write DIR/report.html (self-contained, prints to PDF), "
                                    "DIR/report.md (GitHub) with DIR/figures/*.png, and DIR/report.json.")
-    p.add_argument("spec", metavar="SPEC", help="a shipped spec (see `txncheck specs`) or MODULE:ATTRIBUTE")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     p.add_argument("--config", action="append", metavar="NAME", help="a config to cover (repeatable; default: every "
                    "config not marked heavy)")
     p.add_argument("--protocol", action="append", metavar="VERSION",

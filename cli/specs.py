@@ -1,26 +1,31 @@
-"""`txncheck specs [SPEC] [--json]`: the shipped specs, their configs, variants and properties."""
+"""`txncheck specs [SPEC] [--json]`: the shipped specs and those installed packages publish (entry-point
+group `txncheck.specs`), their configs, variants and properties; SPEC may also be a spec file or
+MODULE:ATTRIBUTE, as every command reads it."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
-from txncheck.spec import catalog
+from txncheck.spec import loader
+from txncheck.spec.errors import TxncheckError
 from txncheck.spec.expr import show
 
-from .common import load_spec
+from .common import SPEC_HELP
 
 
 def register(sub):
-    p = sub.add_parser("specs", help="list shipped specs, configs, variants and properties")
-    p.add_argument("spec", nargs="?", metavar="SPEC", help="show one spec in detail")
+    p = sub.add_parser("specs", help="list shipped and installed specs, configs, variants and properties")
+    p.add_argument("spec", nargs="?", metavar="SPEC", help="show one spec in detail: " + SPEC_HELP)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run)
 
 
-def describe(spec) -> dict:
+def describe(spec, source=None) -> dict:
     params = {p.name: p for p in spec.params}
     return {
         "name": spec.name, "doc": spec.doc, "ref": spec.ref,
+        "source": {"kind": source.kind, "ref": source.ref, "sha256": source.sha256} if source else None,
         "params": [{"name": p.name, "default": p.default, "doc": p.doc, "choices": list(p.choices) or None,
                     "min": p.lo, "max": p.hi} for p in spec.params],
         "configs": [{"name": c.name, "doc": c.doc,
@@ -38,14 +43,37 @@ def describe(spec) -> dict:
     }
 
 
+def _listed() -> list[dict]:
+    """Every shipped spec, then every spec an installed package publishes; one that cannot be loaded
+    is named on stderr and left out (a broken package does not hide the others)."""
+    out = []
+    for name, kind in loader.listed():
+        try:
+            got = loader.resolve(name)
+        except TxncheckError as err:
+            print(f"txncheck: warning: installed spec {name}: {err}", file=sys.stderr)
+            continue
+        d = describe(got.spec, got.source)
+        d["listed_as"] = name
+        out.append(d)
+    return out
+
+
 def run(args) -> int:
-    names = [args.spec] if args.spec else list(catalog.names())
-    specs = [describe(load_spec(n)) for n in names]
+    if args.spec:
+        got = loader.resolve(args.spec)
+        specs = [describe(got.spec, got.source)]
+    else:
+        specs = _listed()
     if args.json:
         print(json.dumps(specs if not args.spec else specs[0], indent=1))
         return 0
     for d in specs:
-        print(f"{d['name']}: {d['doc']}")
+        src = d["source"] or {}
+        shown = d.get("listed_as", d["name"])
+        origin = "" if src.get("kind") in (None, "shipped") else (
+            f"  [{'installed: ' + src['ref'] if src['kind'] == 'entry-point' else src['ref']}]")
+        print(f"{shown}: {d['doc']}{origin}")
         if not args.spec:
             print(f"  configs: {', '.join(c['name'] for c in d['configs'])}; "
                   f"{len(d['properties'])} properties; {len(d['variants'])} variants; "

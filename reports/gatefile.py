@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from txncheck.checker import engines
-from txncheck.spec import catalog
+from txncheck.spec import catalog, loader
 from txncheck.spec.errors import ConfigError, TxncheckError
 from txncheck.spec.request import ModelRequest
 
@@ -22,7 +22,7 @@ EXPECTS = ("pass", "violation")
 # key -> (accepted types, what to write): the message for a wrong type quotes the second part
 KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "name": ((str,), 'a string, e.g. name = "twophase-tiny"'),
-    "spec": ((str,), 'a shipped spec name, e.g. spec = "twophase"'),
+    "spec": ((str,), 'a shipped spec name, a spec file or MODULE:ATTRIBUTE, e.g. spec = "twophase"'),
     "config": ((str,), 'a config name, e.g. config = "tiny"'),
     "set": ((dict,), "a table of constants, e.g. set = { rm = 4 }"),
     "variant": ((str,), 'a variant name, e.g. variant = "commit-without-all-prepared"'),
@@ -175,8 +175,11 @@ def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
     for k, v in raw.get("set", {}).items():
         if not isinstance(v, (str, int, bool)):
             raise fail(f"set.{k} must be a number, string or boolean, not {type(v).__name__}")
+    spec = raw["spec"]
+    if loader.kind_of(spec) == loader.FILE and not os.path.isabs(os.path.expanduser(spec)):
+        spec = os.path.join(os.path.dirname(os.path.abspath(path)), spec)  # relative to the gate file
     entry = GateEntry(
-        name=name, spec=raw["spec"], config=raw.get("config"),
+        name=name, spec=spec, config=raw.get("config"),
         overrides=tuple(sorted((k, str(int(v)) if isinstance(v, bool) else str(v)) for k, v in raw.get("set", {}).items())),
         variant=raw.get("variant"), engine=raw.get("engine", engines.DEFAULT_ENGINE), expect=raw["expect"],
         properties=tuple(props), distinct=raw.get("distinct"), depth=raw.get("depth"),
@@ -187,9 +190,9 @@ def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
 
 def _grounded(entry: GateEntry, fail) -> GateEntry:
     """Ground the entry's request as `check` would: an unknown name is caught here, not mid-gate."""
-    if entry.spec not in catalog.names() and ":" not in entry.spec:
+    if loader.kind_of(entry.spec) == "unknown":
         raise fail(f"unknown spec {entry.spec!r}; shipped specs are: {', '.join(catalog.names())} "
-                   "(or MODULE:ATTRIBUTE of a Spec)")
+                   "(or a spec file's path, e.g. ./protocols/fencing.py, or MODULE:ATTRIBUTE of a Spec)")
     try:
         model = entry.request().ground()
     except TxncheckError as err:

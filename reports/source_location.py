@@ -8,33 +8,20 @@ order, so the answer is deterministic. Paths are relative to the working directo
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from functools import lru_cache
 
-from txncheck.spec import catalog
+from txncheck.spec import loader
 
 _DEFINERS = r"(?:Row|Always|Sometimes|Recoverable|Property|Invariant)"
 
 
 @lru_cache(maxsize=None)
 def spec_files(spec: str) -> tuple[str, ...]:
-    """The source files of the module that defines `spec` (a catalogue name or MODULE:ATTR)."""
-    module = dict(catalog.SPECS).get(spec) or (spec.partition(":")[0] if ":" in spec else None)
-    if module is None:
-        return ()
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return ()
-    if found is None or not found.origin or not found.origin.endswith(".py"):
-        return ()
-    if found.submodule_search_locations:  # a package: every module in it, __init__ first
-        root = os.path.dirname(found.origin)
-        files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py"))
-        return tuple(sorted(files, key=lambda p: (p != found.origin, p)))
-    return (found.origin,)
+    """The source files of the module that defines `spec` (a catalogue name, a spec file, MODULE:ATTR or a
+    published name), the defining one first: as the loader finds them, without running anything."""
+    return loader.source_files(spec)
 
 
 @lru_cache(maxsize=None)

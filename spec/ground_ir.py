@@ -92,6 +92,8 @@ class GroundModel:
     env: Mapping[str, object] = field(default_factory=dict)
     strengthening: tuple[GroundProperty, ...] = ()
     not_applicable: tuple[str, ...] = ()  # properties whose `applies` is false under this config
+    # how the spec was loaded (spec.loader.SpecSource), set by ModelRequest.ground; traces record it
+    source: object = field(default=None, compare=False)
 
     @property
     def width(self) -> int:

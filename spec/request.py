@@ -6,17 +6,18 @@ variant's own settings are merged under the user's `--set` overrides, the named 
 variant's, or the spec's first) is resolved, and the result is grounded. Nothing else resolves a
 variant or a config.
 
-A request names its spec by catalogue name (`kafka`) or as `module:ATTR`, so it can travel to a
-Spark executor as plain data; tests may also hold a `Spec` object directly.
+A request names its spec as `spec/loader.py` reads a SPEC argument: a catalogue name (`kafka`), a
+spec file (held as its absolute path, so it means the same file from any working directory),
+`module:ATTR`, or a name an installed package publishes; so it can travel to a Spark executor as plain
+data. Tests may also hold a `Spec` object directly. The ground model of a named spec carries how it
+was loaded (`GroundModel.source`), which the traces built from it record.
 """
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
-from .errors import ConfigError
 from .model import Spec
 
 
@@ -38,36 +39,49 @@ class ModelRequest:
     def of(spec: "str | Spec", config: str | None = None, overrides: Mapping[str, object] | None = None,
            variant: str | None = None, invariants: bool = False) -> "ModelRequest":
         pairs = tuple(sorted((str(k), _text(v)) for k, v in dict(overrides or {}).items()))
+        if isinstance(spec, str):
+            from . import loader
+            spec = loader.canonical(spec)  # a spec file by its absolute path
         return ModelRequest(spec, config, pairs, variant or None, invariants)
 
     # -- resolution (the one recipe) -----------------------------------------------------------------
     @property
     def spec_name(self) -> str:
-        return self.spec if isinstance(self.spec, str) else self.spec.name
+        """The spec's name as a user reads it: a catalogue name or MODULE:ATTR as given, a spec file's
+        declared `name` (its path is in `source().ref`)."""
+        if not isinstance(self.spec, str):
+            return self.spec.name
+        from . import loader
+        return self.base_spec().name if loader.is_file_ref(self.spec) else self.spec
+
+    def loaded(self):
+        """The spec and how it was loaded (`spec.loader.Loaded`); None for a request holding a Spec object."""
+        if not isinstance(self.spec, str):
+            return None
+        from . import loader
+        return loader.resolve(self.spec)
+
+    def source(self):
+        """How the spec was loaded (`spec.loader.SpecSource`), or None for a Spec object."""
+        got = self.loaded()
+        return got.source if got is not None else None
 
     def base_spec(self) -> Spec:
         """The spec as shipped (no variant, no invariants folded in)."""
-        if not isinstance(self.spec, str):
-            return self.spec
-        if ":" in self.spec:
-            module, _, attr = self.spec.partition(":")
-            try:
-                found = getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError) as err:
-                raise ConfigError(f"cannot load spec {self.spec} ({err}); give MODULE:ATTRIBUTE of a Spec") from None
-            if not isinstance(found, Spec):
-                raise ConfigError(f"{self.spec} is a {type(found).__name__}, not a Spec")
-            return found
-        from . import catalog
-        return catalog.load(self.spec)
+        got = self.loaded()
+        return self.spec if got is None else got.spec
 
     def ground(self):
         """The GroundModel, grounded by the one recipe. The last few are cached per process (a Spark
         worker grounds each request once, replay grounds a model once for many traces), keyed by the
-        request and the very spec object it resolves to, so a spec swapped in (a test's catalog) is
-        grounded afresh."""
-        base = self.base_spec()
-        key = (self.spec_name, self.config, self.overrides, self.variant, self.invariants, id(base))
+        request, where its spec was loaded from (two spec files may declare the same name) and the
+        very spec object it resolves to, so a spec swapped in (a test's catalog) or a spec file edited
+        since is grounded afresh."""
+        got = self.loaded()
+        base = self.spec if got is None else got.spec
+        source = None if got is None else got.source
+        ref = self.spec if isinstance(self.spec, str) else base.name
+        key = (ref, self.config, self.overrides, self.variant, self.invariants, id(base), source)
         hit = _GROUNDED.get(key)
         if hit is not None and hit[0] is base:
             _GROUNDED.move_to_end(key)
@@ -83,6 +97,8 @@ class ModelRequest:
             config = self.config or (spec.configs[0].name if spec.configs else None)
             settings = {}
         model = ground(spec, spec.resolve_config(config, {**settings, **dict(self.overrides)}))  # --set wins
+        if source is not None:
+            model = replace(model, source=source)
         _GROUNDED[key] = (base, model)
         while len(_GROUNDED) > 8:
             _GROUNDED.popitem(last=False)

@@ -125,6 +125,15 @@ def cti_explanation(others) -> str:
     return CTI_EXPLANATION + (f" The last state also violates {', '.join(others)}." if others else "")
 
 
+def provenance(model: GroundModel) -> dict:
+    """The trace fields that say how the model's spec was loaded (`ModelRequest.ground` sets
+    `model.source`); none for a model grounded from a Spec object."""
+    src = model.source
+    if src is None:
+        return {}
+    return {"spec_source": src.ref, "spec_sha256": src.sha256}
+
+
 def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engine: str,
                 explanation: str = "", symmetry: bool = False) -> Trace:
     states = states_along(model, action_ids)
@@ -135,7 +144,7 @@ def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engin
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=prop, kind=kind, steps=steps,
                  values=property_values(model, prop_name, states[-1], kind),
-                 explanation=explanation, symmetry=symmetry)
+                 explanation=explanation, symmetry=symmetry, **provenance(model))
 
 
 def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, violates, engine: str) -> Trace:
@@ -147,4 +156,5 @@ def build_cti_trace(model: GroundModel, states, action_ids, prop_name: str, viol
     return Trace(spec=model.spec.name, variant=model.spec.variant, config=model.config.to_json(), engine=engine,
                  property=_property(model, prop_name, "always"), kind="cti",
                  steps=_steps(model, states, action_ids, start),
-                 values=property_values(model, prop_name, states[-1], "cti"), explanation=explanation)
+                 values=property_values(model, prop_name, states[-1], "cti"), explanation=explanation,
+                 **provenance(model))

@@ -19,7 +19,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from txncheck.spec import catalog
+from txncheck.spec import catalog, loader
 from txncheck.spec.errors import ConfigError, EvaluationError, SpecError, TxncheckError
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GroundModel
@@ -48,11 +48,47 @@ class ReplayReport:
     field: str | None = None  # the path of the first field that differs, e.g. steps[1].changed[0]
 
 
-def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
+def spec_for(trace: Trace):
+    """The spec `trace` was written from. A trace of a spec file or MODULE:ATTR is loaded again from where
+    its `spec_source` says, and refused if that source no longer has the hash the trace recorded (checked
+    before the changed code runs); a shipped spec, or a trace written before provenance was recorded, is
+    looked up by its name in the catalogue, as before."""
+    src = trace.spec_source
+    if src is None or loader.kind_of(src) == loader.SHIPPED:
+        try:
+            base = catalog.load(trace.spec)
+        except ConfigError as err:
+            raise TraceError(f"spec: {err}") from None
+        if src is not None and src != trace.spec:
+            raise TraceError(f"spec: the trace names spec {show_value(trace.spec)} but says it was loaded as "
+                             f"{show_value(src)} (spec_source); write the trace again with `txncheck check`")
+        return base
+    _same_source(trace, loader.current_sha256(src))
     try:
-        base = catalog.load(trace.spec)
+        loaded = loader.resolve(src)
     except ConfigError as err:
-        raise TraceError(f"spec: {err}") from None
+        raise TraceError(f"spec_source: the trace's spec cannot be loaded from where it was written: {err}") \
+            from None
+    _same_source(trace, loaded.source.sha256)
+    if loaded.spec.name != trace.spec:
+        raise TraceError(f"spec: the trace names spec {show_value(trace.spec)}, but {_what(src)} defines spec "
+                         f"{show_value(loaded.spec.name)}; write the trace again with `txncheck check`")
+    return loaded.spec
+
+
+def _same_source(trace: Trace, now: str | None) -> None:
+    if trace.spec_sha256 is not None and now is not None and now != trace.spec_sha256:
+        raise TraceError(f"the spec {_what(trace.spec_source)} changed since this trace was written (hash "
+                         f"{trace.spec_sha256[:12]}..., now {now[:12]}...); rerun `txncheck check` to write a new "
+                         "trace")
+
+
+def _what(src: str) -> str:
+    return f"file {loader.display_path(src)}" if loader.kind_of(src) == loader.FILE else f"module {src}"
+
+
+def model_for(trace: Trace, variant: str | None = "__trace__") -> GroundModel:
+    base = spec_for(trace)
     v = trace.variant if variant == "__trace__" else variant
     try:
         spec = base.with_variant(v)

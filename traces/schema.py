@@ -71,6 +71,10 @@ class Trace:
     values: dict = field(default_factory=dict)  # the cells that make the property false (a witness: true)
     explanation: str = ""
     symmetry: bool = False
+    # provenance (optional, absent from traces written before it): how the spec was loaded (its catalogue
+    # name, a spec file's absolute path, or MODULE:ATTR) and the sha256 of its source (spec/loader.py)
+    spec_source: str | None = None
+    spec_sha256: str | None = None
     # the format the trace was read from: a /1 file's `values` are every cell the property reads.
     # Not written (to_json writes /2) and not compared.
     schema: str = field(default=TRACE_SCHEMA, compare=False, repr=False)
@@ -83,7 +87,13 @@ class Trace:
     def to_json(self) -> dict:
         """The trace as `txncheck.trace/2`: step 0 with its state, later steps with their changes only."""
         # field by field rather than dataclasses.asdict, whose deep copy of every state costs seconds on Kafka
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "schema"}
+        d = {}
+        for f in fields(self):
+            if f.name in _PROVENANCE or f.name == "schema":
+                continue
+            d[f.name] = getattr(self, f.name)
+            if f.name == "spec":  # where the spec came from, beside its name; absent when not known
+                d.update({k: getattr(self, k) for k in _PROVENANCE if getattr(self, k) is not None})
         d["steps"] = [{f.name: getattr(s, f.name) for f in fields(Step) if k == 0 or f.name != "state"}
                       for k, s in enumerate(self.steps)]
         return {"schema": TRACE_SCHEMA, **d}
@@ -109,7 +119,11 @@ class Trace:
                            changed=tuple(dict(c) for c in s["changed"])) for s, state in zip(d["steps"], states))
         return Trace(spec=d["spec"], variant=d["variant"], config=dict(d["config"]), engine=d["engine"],
                      property=dict(d["property"]), kind=d["kind"], steps=steps, values=dict(d["values"]),
-                     explanation=d["explanation"], symmetry=d["symmetry"], schema=schema)
+                     explanation=d["explanation"], symmetry=d["symmetry"], spec_source=d.get("spec_source"),
+                     spec_sha256=d.get("spec_sha256"), schema=schema)
+
+
+_PROVENANCE = ("spec_source", "spec_sha256")  # optional fields of /2, written only when known
 
 
 # ---- the states of a /2 trace ------------------------------------------------------------------

@@ -12,6 +12,8 @@ import sys
 
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.spec.errors import TxncheckError
+from txncheck.spec.loader import is_file_ref
+from txncheck.spec.request import ModelRequest
 
 from .engine import ModelRef, SparkOptions, explore
 
@@ -53,6 +55,9 @@ def main(argv=None) -> int:
     sopts = SparkOptions(master=a.master, partitions=a.partitions, tasks=a.tasks, store=a.store, resume=a.resume,
                          driver_memory=a.driver_memory, executor_memory=a.executor_memory)
     try:
+        if is_file_ref(a.spec):  # a spec file travels with the reference: the executors need not have it
+            request = ModelRequest.of(a.spec, a.config, dict(overrides), a.variant)
+            ref = ModelRef.of(request, request.ground(), a.symmetry)
         o = explore(ref, opts, sopts)
     except TxncheckError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -16,8 +16,11 @@ from txncheck.spec.request import ModelRequest
 class ModelRef:
     """Everything an executor needs to rebuild the GroundModel: no code, only names and values.
 
-    `spec` is a catalogue name (`twophase`, `kafka`, ...) or `module:ATTR` naming a Spec object in an
-    importable module (for specs outside the catalogue, e.g. in tests)."""
+    `spec` is a catalogue name (`twophase`, `kafka`, ...), `module:ATTR` naming a Spec object in a
+    module the executors can import, a name an installed package publishes, or a spec file's absolute
+    path. A spec file travels with the reference: `files` holds its bytes (and those of the modules
+    beside it that it imports), and each executor loads the spec from them (`spec.loader.provide`), so
+    no filesystem need be shared and every executor grounds exactly what the driver loaded."""
 
     spec: str
     config: str | None = None
@@ -25,25 +28,33 @@ class ModelRef:
     variant: str | None = None
     symmetry: bool = False
     invariants: bool = False  # also check the spec's strengthening invariants
+    spec_sha256: str | None = None  # a spec file's hash: part of the reference (a resumed run must match)
+    files: tuple[tuple[str, bytes], ...] = field(default=(), compare=False, repr=False)
 
     @staticmethod
     def of(request, model, symmetry: bool = False) -> "ModelRef":
         """The reference for a request the driver has grounded (`model`): its config as resolved there, so
         executors need not resolve it again."""
         if not isinstance(request.spec, str):
-            raise ConfigError(f"the Spark engine ships specs to executors by name; spec {request.spec_name} is "
-                              "an object: give its catalogue name or MODULE:ATTRIBUTE")
+            raise ConfigError(f"the Spark engine ships specs to executors by reference; spec {request.spec_name} "
+                              "is an object: give its catalogue name, a spec file's path or MODULE:ATTRIBUTE")
         resolved = ModelRequest.of(request.spec, model.config.name, dict(model.config.overrides), request.variant,
                                     request.invariants)  # the overrides as text, as every request holds them
+        loaded = resolved.loaded()
+        shipped = loaded.texts if loaded is not None and loaded.source.kind == "file" else ()
         return ModelRef(resolved.spec, resolved.config, resolved.overrides, resolved.variant, symmetry,
-                        resolved.invariants)
+                        resolved.invariants, loaded.source.sha256 if shipped else None, shipped)
 
     @property
     def request(self):
         return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant, self.invariants)
 
     def build(self):
-        """The GroundModel, grounded as every command grounds it (cached per process)."""
+        """The GroundModel, grounded as every command grounds it (cached per process); a spec file from
+        the bytes the reference carries."""
+        if self.files:
+            from txncheck.spec import loader
+            loader.provide(self.spec, self.files)
         return self.request.ground()
 
     def kernel(self, model=None):
@@ -59,12 +70,15 @@ class ModelRef:
                "variant": self.variant, "symmetry": self.symmetry}
         if self.invariants:  # absent when off, so stores written before the field existed still resume
             out["invariants"] = True
+        if self.spec_sha256:  # a spec file's hash: a store resumes only the file it was written for
+            out["spec_sha256"] = self.spec_sha256
         return out
 
     @classmethod
     def from_json(cls, d: dict) -> "ModelRef":
         return cls(d["spec"], d.get("config"), tuple((str(k), str(v)) for k, v in d.get("overrides", ())),
-                   d.get("variant"), bool(d.get("symmetry", False)), bool(d.get("invariants", False)))
+                   d.get("variant"), bool(d.get("symmetry", False)), bool(d.get("invariants", False)),
+                   d.get("spec_sha256"))
 
 
 _KERNELS: dict = {}
