@@ -169,13 +169,11 @@ def render_trace_page(trace: Trace, page_name: str = "", confirmed: bool = False
                                 "`txncheck replay TRACE` says more")
     if model is None:
         model = model_for(trace)
-        divergence = baseline_divergence(trace)
-    else:  # a trace names its spec, not where it was loaded from: the baseline is known by catalogue only
-        try:
-            divergence = baseline_divergence(trace) if model_for(trace).spec.name == model.spec.name and \
-                catalog_spec_is(model, trace) else None
-        except TraceError:
-            divergence = None
+    try:  # the baseline is the trace's own spec without its variant: found by the trace's provenance, or
+        # for an older trace by name in the catalogue, if that is the spec the model came from
+        divergence = baseline_divergence(trace) if trace.spec_source or catalog_spec_is(model, trace) else None
+    except TraceError:
+        divergence = None
     actions, states = walk(model, trace)
     story = build_story(model, trace, actions, states)
     return render_page(trace, model, divergence, page_name, story), story
