@@ -164,3 +164,30 @@ class SubsetDomain(Domain):
 
 
 BOOL = EnumDomain("Bool", ("false", "true"))
+
+
+# ---- which values may meet (static domain checking, spec/ground.py) ---------------------------------
+def enums_agree(a: EnumDomain, b: EnumDomain) -> bool:
+    """Values of enums `a` and `b` may meet (be compared, or one stored where the other is expected):
+    enum values are positions, so this holds when every position the two share names the same label,
+    i.e. one's labels begin the other's (`Decision` = (prepared, aborted) within `Val` = (prepared,
+    aborted, none)). Then comparing positions compares labels, and a stored value keeps its label."""
+    if a is b:
+        return True
+    n = min(len(a.labels), len(b.labels))
+    return a.labels[:n] == b.labels[:n]
+
+
+def same_ids(a: Domain, b: Domain) -> bool:
+    """Two id sets (or two subset domains) are the same domain: one object, or a copy of it."""
+    return a is b or (type(a) is type(b) and a.__dict__ == b.__dict__)
+
+
+def describe(d: Domain | None) -> str:
+    """A domain as error messages name it."""
+    if d is None:
+        return "a plain integer"
+    if d.is_bool:
+        return "Bool"
+    kind = {EnumDomain: "enum", IdSet: "id set", IntRange: "integer range", SubsetDomain: "subset domain"}
+    return f"{kind.get(type(d), 'domain')} {d.name}"

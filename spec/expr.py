@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from .domains import BOOL, Domain
+from .domains import BOOL, Domain, EnumDomain
 from .errors import SpecError
 
 
@@ -294,37 +294,40 @@ _INFIX = {"+": "+", "-": "-", "*": "*", "//": "÷", "%": "mod", "==": "=", "!=":
 _QSYM = {"exists": "∃", "forall": "∀", "count": "#", "sum": "Σ", "min": "min", "max": "max"}
 
 
-def show(e, env=None) -> str:
-    """A compact human rendering, used in tables, traces and error messages."""
+def show(e, env=None, qualified: bool = False) -> str:
+    """A compact human rendering, used in tables, traces and error messages. `qualified` names enum
+    labels with their domain (PcTM.Done), as domain errors do."""
     if isinstance(e, Var):
         return e.name
     if isinstance(e, Lit):
         if e.domain is not None:
             if e.domain.is_bool:
                 return "TRUE" if e.value else "FALSE"
-            return str(e.domain.label(e.value, env or {}))
+            label = str(e.domain.label(e.value, env or {}))
+            return f"{e.domain.name}.{label}" if qualified and isinstance(e.domain, EnumDomain) else label
         return str(e.value)
     if isinstance(e, ConfigRef):
         return e.name
     if isinstance(e, ParamRef):
         return e.name
     if isinstance(e, Read):
-        return e.var.name + "".join(f"[{show(i, env)}]" for i in e.index)
+        return e.var.name + "".join(f"[{show(i, env, qualified)}]" for i in e.index)
     if isinstance(e, Member):
-        return f"{show(e.elem, env)} ∈ {show(e.subset, env)}"
+        return f"{show(e.elem, env, qualified)} ∈ {show(e.subset, env, qualified)}"
     if isinstance(e, Quant):
         sym = _QSYM[e.kind]
-        return f"{sym}{e.var.name}∈{e.var.domain.name}: {show(e.body, env)}"
+        return f"{sym}{e.var.name}∈{e.var.domain.name}: {show(e.body, env, qualified)}"
     if isinstance(e, Op):
         a = e.args
         if e.op == "not":
-            return f"¬({show(a[0], env)})" if isinstance(a[0], Op) else f"¬{show(a[0], env)}"
+            return f"¬({show(a[0], env, qualified)})" if isinstance(a[0], Op) else f"¬{show(a[0], env, qualified)}"
         if e.op == "ite":
-            return f"if {show(a[0], env)} then {show(a[1], env)} else {show(a[2], env)}"
+            c, x, y = (show(v, env, qualified) for v in a)
+            return f"if {c} then {x} else {y}"
         if e.op in ("min", "max"):
-            return f"{e.op}({', '.join(show(x, env) for x in a)})"
+            return f"{e.op}({', '.join(show(x, env, qualified) for x in a)})"
         sep = f" {_INFIX[e.op]} "
-        parts = [f"({show(x, env)})" if isinstance(x, Op) and x.op not in ("min", "max", "not")
-                 and x.op != e.op else show(x, env) for x in a]
+        parts = [f"({show(x, env, qualified)})" if isinstance(x, Op) and x.op not in ("min", "max", "not")
+                 and x.op != e.op else show(x, env, qualified) for x in a]
         return sep.join(parts)
     return repr(e)

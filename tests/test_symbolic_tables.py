@@ -52,7 +52,7 @@ CLIENT = Table("Client", rows=(
     Row("C-01", "Client", "Send", params=(c,), guard=(~req[c],), updates=(req[c].set(True),)),
 ))
 
-_noop = Always("Trivial", st[0] != 7)
+_noop = Always("Trivial", n <= 2)  # trivially true (an enum against a bare 7 is a domain error now)
 
 FIXTURE = Spec(
     name="server", doc="request/response fixture", vars=(st, req, n, slot), tables=(SERVER, CLIENT),

@@ -5,7 +5,7 @@ an aborted span: {s < LSO(p) : kind = DATA ∧ outcome ≠ ABORT}. RU(p) is ever
 HW (= log end). Two-state properties (DUR-2, ORD-3's monotonic LSO) are ghost flags set by the
 rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on every transition.
 """
-from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always, Recoverable, Sometimes
 
 from .domains import (CTP, OP, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
@@ -101,7 +101,7 @@ PROPERTIES = (
     Always("ORD-2", all_slots(lambda p, s: Implies(
         And(data(p, s), log_out[p][s] != Outcome.NONE),
         Exists(Slot, lambda s2: And(s2 > s, log_pid[p][s2] == log_pid[p][s],
-                                    log_kind[p][s2] == Kind.COMMIT + log_out[p][s] - Outcome.COMMIT)))),
+                                    log_kind[p][s2] == If(log_out[p][s] == Outcome.COMMIT, Kind.COMMIT, Kind.ABORT))))),
            "Marker order: a closed record is followed by a marker of its pid with its outcome "
            "(one open span per (p, pid) is structural: pl_open is a flag).", ref="kafka-protocol §5.2 ORD-2"),
     Always("ORD-3", And(Not(g_lso_dec), ForAll(Part, lambda p: And(
