@@ -28,7 +28,8 @@ from .atomic import umask
 _STAGE = ".txncheck-stage-"
 _OLD = ".txncheck-old-"
 # what txncheck itself writes into an output directory; anything else is the user's and is never replaced
-_OWN_ENTRIES = {"result.json", "traces", "spark", "spill"}
+_OWN_ENTRIES = {"result.json", "traces", "spark", "spill",
+                "report.html", "report.md", "report.json", "figures", "runs"}  # the last five: txncheck report
 _OWN_SUFFIXES = (".trace.json", ".trace.txt", ".cti.json", ".cti.txt")  # bmc's names before traces/
 
 

@@ -139,6 +139,14 @@ def test_the_pdf_print_has_every_section(kafka_report, tmp_path):
         assert needle in text, needle
 
 
+def test_a_second_report_into_the_same_folder_replaces_it(work):
+    for _ in range(2):
+        p = txncheck("report", "twophase", "--config", "tiny", "--variants", "none", "--out", "again", "--quiet",
+                     cwd=work)
+        assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(work / "again")) == ["figures", "report.html", "report.json", "report.md", "runs"]
+
+
 def test_from_reads_the_results_a_report_wrote(twophase_report, work):
     p = txncheck("report", "twophase", "--from", "tp", "--out", "tp-again", cwd=work)
     assert p.returncode == 0, p.stderr
