@@ -203,7 +203,7 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
         lane = pl.lane(places.get(a.row.id), b, before) or LaneId(a.row.actor, None)
         st = StoryStep(k, lane, a.row.id, a.row.trigger, a.label, a.row.tags, pl.stale(lane, before))
         source = pl.lane(a.row.sends_from, b, after) if a.row.sends_from is not None else None
-        taken = _taken(pl, a, b, before)  # (channel, key) the row takes delivery of wherever it happens
+        taken = _taken(pl, by_name, a, b, before)  # (channel, key) the row takes delivery of wherever it happens
         for ch, cb, copies in channels:
             c0, c1 = evaluate(copies, before), evaluate(copies, after)
             key = (ch.name, tuple(sorted(cb.items())))
@@ -255,10 +255,10 @@ def build_story(model: GroundModel, trace: Trace, actions=None, states=None) -> 
     return Story(lanes, {ln: pl.title(ln) for ln in lanes}, steps, messages)
 
 
-def _taken(pl: _Places, a: GroundAction, b: dict, s) -> set:
+def _taken(pl: _Places, by_name: dict, a: GroundAction, b: dict, s) -> set:
     out = set()
     for rc in a.row.receives:
-        ch = next((c for c in pl.model.spec.channels if c.name == rc.channel), None)
+        ch = by_name.get(rc.channel)
         if ch is None or ch.persistent or (rc.when is not None and not pl.value(rc.when, b, s)):
             continue
         kb = {p.name: pl.value(e, b, s) for p, e in zip(ch.params, rc.key)}
