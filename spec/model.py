@@ -86,7 +86,10 @@ class Table:
 
 
 ALWAYS, SOMETIMES, RECOVERABLE = "always", "sometimes", "recoverable"
-PROPERTY_KINDS = (ALWAYS, SOMETIMES, RECOVERABLE)
+EVENTUALLY, LEADS_TO = "eventually", "leads_to"
+PROPERTY_KINDS = (ALWAYS, SOMETIMES, RECOVERABLE, EVENTUALLY, LEADS_TO)
+# judged on the stored state graph after the search: engines record edges and the goal/when masks
+GRAPH_KINDS = (RECOVERABLE, EVENTUALLY, LEADS_TO)
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,7 @@ import numpy as np
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GroundModel
-from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
+from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .. import symmetry
 from ..compile_py import CompiledModel
@@ -32,7 +32,7 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     selected = selected_properties(model, options)
     always = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == ALWAYS]
     sometimes = [(p.name, cm.prop_fns[p.name]) for p in selected if p.kind == SOMETIMES]
-    recov = [p for p in selected if p.kind == RECOVERABLE]
+    recov = [p for p in selected if p.kind in GRAPH_KINDS]
     want_edges = bool(recov)
 
     def canon(t, f):

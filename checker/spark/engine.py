@@ -42,6 +42,7 @@ from txncheck.checker.levels import LevelRules
 from txncheck.checker.lookup import find_sorted
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome
 from txncheck.checker.progress import peak_rss
+from txncheck.spec.model import GRAPH_KINDS
 
 from . import storage
 from .available import require_spark
@@ -137,7 +138,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     selected = _selected(model, options)
     always = tuple(p.name for p in selected if p.kind == "always")
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
-    recoverable = tuple(p.name for p in selected if p.kind == "recoverable")
+    recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)
     n_actions = len(model.actions)
 
     workdir = os.path.abspath(tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir))

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from txncheck.spec.ground_ir import GroundModel
-from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
+from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from ..levels import LevelRules
 from ..lookup import group_index
@@ -39,7 +39,7 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
     selected = selected_properties(model, options)
     always = [p.name for p in selected if p.kind == ALWAYS]
     sometimes = [p.name for p in selected if p.kind == SOMETIMES]
-    recov = [p.name for p in selected if p.kind == RECOVERABLE]
+    recov = [p.name for p in selected if p.kind in GRAPH_KINDS]
     want_edges = bool(recov)
     store = VisitedStore(options.memory_budget, options.workdir)
     progress = Progress(options, "vector")

@@ -24,7 +24,7 @@ from txncheck.checker.symmetry import permutations
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GCell, GroundModel
-from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES
+from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells
 
@@ -498,7 +498,7 @@ class VectorKernel:
                 out[p.name] = ~v
             elif p.kind == SOMETIMES:
                 out[p.name] = v
-            elif p.kind == RECOVERABLE:
+            elif p.kind in GRAPH_KINDS:
                 out[p.name] = v
                 w = self._props.get(f"{p.name}:when")
                 out[p.name + ":when"] = (np.asarray(w(cols), dtype=bool) if w is not None
