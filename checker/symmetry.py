@@ -33,8 +33,9 @@ def permutations(m: GroundModel, enabled: bool = True) -> tuple[Permutation, ...
     for v in m.spec.vars:
         for d in (v.domain,) + v.index:
             if isinstance(d, SubsetDomain) and d.base in sym.domains:
-                raise SpecError(f"symmetry over {d.base.name} is not supported for var {v.name}, "
-                                f"whose domain {d.name} is built from it")
+                raise SpecError(f"symmetry over {d.base.name} is not supported for this var: its domain {d.name} "
+                                f"is built from {d.base.name}; drop {d.base.name} from the spec's Symmetry, or run "
+                                "without --symmetry", var=v.name)
     per_domain = []
     for d in sym.domains:
         vals = list(d.values(env))

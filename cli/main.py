@@ -176,12 +176,21 @@ def _main(argv, signals: _Signals) -> int:
     except TxncheckError as err:
         if signals.received is not None:
             raise
-        print(f"txncheck: error: {err}", file=sys.stderr)
+        print(f"txncheck: error: {_located(err, args)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         from txncheck.checker.resources import memory_limit, out_of_memory_message
         print(f"txncheck: {out_of_memory_message(memory_limit())}", file=sys.stderr)
         return EXIT_INCOMPLETE
+
+
+def _located(err, args):
+    """A mistake about a part of the command's spec, at that part's definition (`path:line: ...`)."""
+    ref = getattr(args, "spec", None)
+    if not isinstance(ref, str) or getattr(err, "subject", None) is None:
+        return err
+    from txncheck.spec.loader import locate_error
+    return locate_error(err, ref)
 
 
 def entry() -> None:

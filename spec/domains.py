@@ -27,18 +27,27 @@ class ConstPlus:
 Size = Union[int, str, ConstPlus]  # an int, an int configuration constant's name, or one plus an amount
 
 
-def resolve_int(size: Size, env: Mapping[str, object], what: str) -> int:
+def resolve_int(size: Size, env: Mapping[str, object], domain: str) -> int:
+    """A bound or size of the domain named `domain` under a configuration; a mistake is about the domain."""
     if isinstance(size, bool):
-        raise ConfigError(f"{what}: expected an integer, got a boolean")
+        raise ConfigError(f"a bound or size is {size}, a boolean; give an integer or the name of an integer "
+                          "configuration constant", domain=domain)
     if isinstance(size, int):
         return size
     if isinstance(size, ConstPlus):
-        return resolve_int(size.name, env, what) + size.delta
+        return resolve_int(size.name, env, domain) + size.delta
+    if not isinstance(size, str):
+        raise ConfigError(f"a bound or size is {size!r}; give an integer, the name of an integer configuration "
+                          "constant, or ConstPlus(name, amount)", domain=domain)
     if size not in env:
-        raise ConfigError(f"{what} depends on configuration constant '{size}', which is not set")
+        known = ", ".join(sorted(env)) or "none"
+        raise ConfigError(f"depends on configuration constant '{size}', which the spec does not declare; add "
+                          f"ConfigParam('{size}', default, ...) to its params or fix the name (declared: {known})",
+                          domain=domain)
     value = env[size]
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ConfigError(f"{what}: configuration constant '{size}' must be an integer, got {value!r}")
+        raise ConfigError(f"configuration constant '{size}' sizes it, so it must be an integer, but it is {value!r}; "
+                          "size the domain with an integer constant", domain=domain)
     return value
 
 
@@ -72,7 +81,10 @@ class EnumDomain(Domain):
 
     def __post_init__(self):
         if len(set(self.labels)) != len(self.labels) or not self.labels:
-            raise ValueError(f"enum {self.name}: labels must be distinct and non-empty")
+            repeated = sorted({x for x in self.labels if self.labels.count(x) > 1})
+            raise ValueError(f"enum {self.name}: labels must be distinct and non-empty, "
+                             + (f"but {', '.join(map(repr, repeated))} is repeated" if repeated else "but there are none")
+                             + f"; e.g. EnumDomain({self.name!r}, ('a', 'b'))")
 
     def values(self, env=None) -> range:
         return range(len(self.labels))
@@ -85,7 +97,8 @@ class EnumDomain(Domain):
         if item in labels:
             from .expr import Lit
             return Lit(labels.index(item), self)
-        raise AttributeError(f"enum {self.__dict__.get('name')} has no label {item}")
+        raise AttributeError(f"enum {self.__dict__.get('name')} has no label {item}; its labels are "
+                             + ", ".join(labels))
 
     def lit(self, label: str):
         from .expr import Lit
@@ -104,10 +117,11 @@ class IntRange(Domain):
     hi: Size = 0
 
     def values(self, env: Mapping[str, object]) -> range:
-        lo = resolve_int(self.lo, env, f"domain {self.name}")
-        hi = resolve_int(self.hi, env, f"domain {self.name}")
+        lo = resolve_int(self.lo, env, self.name)
+        hi = resolve_int(self.hi, env, self.name)
         if hi < lo:
-            raise ConfigError(f"domain {self.name} is empty ({lo}..{hi}); raise its upper bound")
+            raise ConfigError(f"has no values under this configuration ({lo}..{hi}); raise its upper bound (or the "
+                              "constant it depends on), or lower its lower bound", domain=self.name)
         return range(lo, hi + 1)
 
     def parse(self, text, env):
@@ -128,9 +142,11 @@ class IdSet(Domain):
     prefix: str = ""
 
     def values(self, env: Mapping[str, object]) -> range:
-        n = resolve_int(self.size, env, f"domain {self.name}")
+        n = resolve_int(self.size, env, self.name)
         if n < 1:
-            raise ConfigError(f"domain {self.name} needs at least one element; set '{self.size}' >= 1")
+            fix = f"set {self.size.name if isinstance(self.size, ConstPlus) else self.size} higher" \
+                if isinstance(self.size, (str, ConstPlus)) else "give it a size of at least 1"
+            raise ConfigError(f"needs at least one element, but its size is {n}; {fix}", domain=self.name)
         return range(n)
 
     def label(self, value, env=None):
@@ -149,7 +165,7 @@ class SubsetDomain(Domain):
 
     def subsets(self, env) -> tuple[tuple[int, ...], ...]:
         elems = list(self.base.values(env))
-        k = len(elems) // 2 + 1 if self.majority else resolve_int(self.min_size, env, f"domain {self.name}")
+        k = len(elems) // 2 + 1 if self.majority else resolve_int(self.min_size, env, self.name)
         out = []
         for size in range(max(k, 0), len(elems) + 1):
             out.extend(itertools.combinations(elems, size))

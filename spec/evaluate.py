@@ -81,7 +81,7 @@ def fold(op: str, args: tuple[GExpr, ...], row=None) -> GExpr:
         try:
             return GConst(apply_op(op, [a.value for a in args]))
         except ZeroDivisionError:
-            raise SpecError("division by zero", row) from None
+            raise SpecError("divides by zero (its divisor is 0 here, whatever the state); change the divisor or guard it", row) from None
     if op == "-" and isinstance(args[1], GConst) and args[1].value == 0:
         return args[0]
     return GOp(op, args)
@@ -98,7 +98,8 @@ def evaluate(e: GExpr, s, row: str | None = None) -> int:
     if isinstance(e, GTable):
         i = evaluate(e.index, s, row)
         if not 0 <= i < len(e.values):
-            raise EvaluationError(f"table index {i} out of range", row)
+            raise EvaluationError(f"a subset membership test reads position {i}, outside its table; keep the "
+                                  "subset and the element within their domains", row)
         return e.values[i]
     if e.op == "and":
         return int(all(evaluate(a, s, row) for a in e.args))
@@ -111,7 +112,7 @@ def evaluate(e: GExpr, s, row: str | None = None) -> int:
     try:
         return apply_op(e.op, [evaluate(a, s, row) for a in e.args])
     except ZeroDivisionError:
-        raise EvaluationError("division by zero", row) from None
+        raise EvaluationError("division by zero; add a guard that keeps the divisor non-zero", row) from None
 
 
 def dyn_pos(e: GDyn, s, row=None) -> int:
@@ -119,7 +120,8 @@ def dyn_pos(e: GDyn, s, row=None) -> int:
     for x, stride, size in e.terms:
         i = evaluate(x, s, row)
         if not 0 <= i < size:
-            raise EvaluationError(f"computed index {i} of {e.var} is outside 0..{size - 1}", row)
+            raise EvaluationError(f"computed index {i} of {e.var} is outside 0..{size - 1}; add a guard that keeps "
+                                  "it in range, or widen the index domain", row)
         pos += i * stride
     return pos
 
@@ -134,12 +136,13 @@ def successor(m: GroundModel, a: GroundAction, s) -> tuple[int, ...]:
     seen = set()
     for pos, val in writes:
         if pos in seen:
-            raise EvaluationError(f"two updates of cell {m.layout.cell_names[pos]} in one step", a.row_id)
+            raise EvaluationError(f"two updates of cell {m.layout.cell_names[pos]} in one step; guard the row so "
+                                  "the computed indices differ, or write one update", a.row_id)
         seen.add(pos)
         if not m.layout.cell_lo[pos] <= val <= m.layout.cell_hi[pos]:
             raise EvaluationError(
-                f"assigns {val} to {m.layout.cell_names[pos]}, outside its domain {m.layout.cell_lo[pos]}..{m.layout.cell_hi[pos]}",
-                a.row_id)
+                f"assigns {val} to {m.layout.cell_names[pos]}, outside its domain {m.layout.cell_lo[pos]}.."
+                f"{m.layout.cell_hi[pos]}; add a guard that keeps the value in range, or widen the domain", a.row_id)
         out[pos] = val
     return tuple(out)
 

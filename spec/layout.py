@@ -52,7 +52,8 @@ def build_layout(spec: Spec, env: Mapping[str, object]) -> Layout:
     seen = set()
     for vi, v in enumerate(spec.vars):
         if v.name in seen:
-            raise SpecError(f"var {v.name} is declared twice")
+            raise SpecError("another var has this name already; give each var its own name (and list it once in "
+                            "Spec(vars=...))", var=v.name, nth=2)
         seen.add(v.name)
         dom_vals = v.domain.values(env)
         idx_vals = [d.values(env) for d in v.index]

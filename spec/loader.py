@@ -12,8 +12,10 @@ A SPEC is one of (tried in this order):
 - a name an installed package publishes in the entry-point group `txncheck.specs`
   (`fencing = "mypkg.specs:FENCING"`); a shipped name wins over a published one.
 
-Every mistake in a user's spec is a `ConfigError` naming the file, the line where there is one, and
-the message (exit 2), never a traceback.
+Every mistake in a user's spec is one message and exit 2, never a traceback: an exception raised
+while its module runs is a `ConfigError` naming the file, the line in the user's code and the message;
+a mistake found later (grounding, a variant, a config) is a `SpecError` or `ConfigError` about a part
+of the spec, which `locate_error` locates at that part's definition (`fencing.py:41: row F-03: ...`).
 
 Provenance (`SpecSource`): how a spec was loaded, as traces record it (`spec_source`) with a content
 hash (`spec_sha256`). A file spec's hash is the sha256 of its file when it imports nothing beside it
@@ -34,8 +36,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from . import catalog
-from .errors import ConfigError
+from . import catalog, source_location
+from .errors import ConfigError, TxncheckError
 from .model import Spec
 
 ENTRY_POINT_GROUP = "txncheck.specs"
@@ -162,6 +164,17 @@ def source_files(ref: str) -> tuple[str, ...]:
         return tuple(_module_files_of(importlib.util.find_spec(module)))
     except (ImportError, ValueError):
         return ()
+
+
+def locate_error(err: TxncheckError, ref: str) -> TxncheckError:
+    """`err` located at its subject's definition in the source of the spec `ref` names (a copy: its
+    message then begins `path:line: `), found by reading the source text (spec/source_location.py);
+    `err` itself when it has no subject, is located already, or the definition cannot be found."""
+    subject = getattr(err, "subject", None)
+    if subject is None or err.location is not None:
+        return err
+    found = source_location.find(source_files(ref), subject.kind, subject.name, subject.nth)
+    return err.located(display_path(found[0]), found[1]) if found else err
 
 
 # ---- spec files ----------------------------------------------------------------------------------
@@ -385,6 +398,8 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, SystemExit):
         return f"it called sys.exit({err.code!r}) while being imported; a spec file only defines SPEC"
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    if isinstance(err, TxncheckError) and text:  # txncheck's own message (a Row built wrong): no class name
+        return text
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 

@@ -4,7 +4,7 @@ import pytest
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.scalar.explore import explore
 from txncheck.spec.domains import BOOL, ConstPlus, EnumDomain, IdSet, IntRange
-from txncheck.spec.errors import ConfigError, EvaluationError, SpecError
+from txncheck.spec.errors import ConfigError, EvaluationError, SpecError, Subject
 from txncheck.spec.expr import And, Config, Param, Var
 from txncheck.spec.ground import ground
 from txncheck.spec.model import Always, Assume, ConfigParam, NamedConfig, Row, Spec, Table
@@ -70,8 +70,9 @@ def test_boolean_connective_on_integer():
 
 
 def test_duplicate_row_ids():
-    with pytest.raises(SpecError, match="row ids must be unique; repeated: A-9"):
+    with pytest.raises(SpecError, match="row A-9: another row has this id already; row ids must be unique") as err:
         mk(Row("A-9", "A", "t", updates=(x.set(1),)), Row("A-9", "A", "u", updates=(x.set(2),)))
+    assert err.value.subject == Subject("row", "A-9", 2)  # the second definition is at fault
 
 
 def test_computed_index_out_of_range_at_run_time_names_the_row():
@@ -94,8 +95,10 @@ def test_domain_bound_relative_to_a_config_constant():
     with pytest.raises(EvaluationError, match=r"row A-12: assigns 2 to last, outside its domain 0..1"):
         explore(bad, ExploreOptions())
     spec = Spec("t", "", vars=(last,), tables=(), params=(ConfigParam("n", 2, lo=0, hi=4),))
-    with pytest.raises(ConfigError, match=r"domain Last is empty \(0..-1\); raise its upper bound"):
+    with pytest.raises(ConfigError, match=r"domain Last: has no values under this configuration \(0..-1\); raise "
+                       "its upper bound") as err:
         ground(spec, spec.resolve_config(None, {"n": 0}))
+    assert err.value.subject == Subject("domain", "Last")
 
 
 def test_config_value_checked():

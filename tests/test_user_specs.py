@@ -415,3 +415,43 @@ def test_txncheck_new_writes_a_spec_that_checks_out_of_the_box(tmp_path):
     assert p.returncode == 2 and "exists" in p.stderr
     p = run("new", "9lives")
     assert p.returncode == 2 and "letters, digits and _" in p.stderr
+
+
+# ---- docs/user-specs.md runs as written ------------------------------------------------------------
+USER_SPECS_DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "user-specs.md")
+
+
+def test_the_user_specs_doc_runs(tmp_path):
+    """Its spec files, commands and Python API example, in a folder outside the repository (the runner of
+    tests/test_tutorial.py), and what its text says of their results."""
+    import re
+
+    import test_tutorial
+    done = test_tutorial.run_doc(USER_SPECS_DOC, tmp_path)
+    out = {what: p.stdout for what, p in done.items()}
+    assert "14 distinct states" in out["txncheck check ./handoff.py --deadlock"]
+    assert "44 distinct states" in out["txncheck check ./handoff.py --config lossy"]
+    assert "not applicable to this config: NothingOverwritten" in out["txncheck check ./handoff.py --config lossy"]
+    assert re.search(r"NothingOverwritten\s+always\s+violated\s+after 4 steps",
+                     out["txncheck check ./handoff.py --variant put-into-a-full-box"])
+    doc = open(USER_SPECS_DOC, encoding="utf-8").read()
+    shown = re.search(r"```\n(txncheck: error: broken\.py:.*)\n```", doc).group(1)
+    assert done["txncheck tables ./broken.py --verify"].stderr.strip() == shown  # the doc shows the real message
+    api = out["python api.py"].splitlines()
+    assert api[0] == "pass True 10 {'items': 2, 'lossy': 0, 'receivers': 2}"
+    assert "violation ('NothingOverwritten',) True" in api and "incomplete" in api
+    assert api[-1] == "error: items must be in 1..10; got 99"
+
+
+def test_the_import_table_of_the_user_specs_doc_is_right():
+    """Every name the doc lists under a module is importable from that module."""
+    import importlib
+    import re
+    doc = open(USER_SPECS_DOC, encoding="utf-8").read()
+    rows = re.findall(r"^\| `(txncheck\.spec\.\w+)` \| (.*) \|$", doc, re.M)
+    assert {m for m, _ in rows} == {"txncheck.spec.domains", "txncheck.spec.expr", "txncheck.spec.model",
+                                    "txncheck.spec.sequence"}
+    for module, names in rows:
+        mod = importlib.import_module(module)
+        for name in re.findall(r"`(\w+)`", names):
+            assert hasattr(mod, name), f"{module}.{name}"

@@ -318,26 +318,26 @@ class _Checker:
         try:
             vl = m.layout.var(status)
         except KeyError:
-            raise SpecError(f"table {table.actor} names status var '{status}', which the spec does not declare")
+            raise SpecError(f"names status var '{status}', which the spec does not declare", table=table.actor)
         dom = vl.var.domain
         labels = getattr(dom, "labels", None)
         if labels is None:
-            raise SpecError(f"table {table.actor}: status var {status} must have an enum domain")
+            raise SpecError(f"status var {status} must have an enum domain", table=table.actor)
         gr = Grounder(m.spec, m.config)
         allowed, unused, refs = set(), set(), []
         for c in table.conformance:
             if c.when is not None:
                 w = gr.g(c.when, {}, None)
                 if not isinstance(w, GConst):
-                    raise SpecError(f"table {table.actor}: a conformance `when` must depend only on "
-                                    "configuration constants")
+                    raise SpecError("a conformance `when` must depend only on configuration constants; move the "
+                                    "condition on the state into the allowed pairs", table=table.actor)
                 if not w.value:
                     continue
             for pair in c.allowed + c.unused:
                 for lab in pair:
                     if lab not in labels:
-                        raise SpecError(f"table {table.actor}: conformance names state '{lab}', which is not "
-                                        f"a value of {dom.name} ({', '.join(labels)})")
+                        raise SpecError(f"conformance names state '{lab}', which is not a value of {dom.name} "
+                                        f"({', '.join(labels)}); use one of these labels", table=table.actor)
             allowed |= set(c.allowed)
             unused |= set(c.unused)
             refs.append(c.ref)
