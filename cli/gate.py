@@ -1,7 +1,12 @@
 """`txncheck gate [FILE]`: run every entry of a gate file and write the reports CI systems read.
 
-Entries run in worker processes (at most --jobs at once) through `reports.gate.run_entry`, which calls
-the checker the way `check` does. Progress lines go to stderr as entries finish; the results go to
+Entries run in worker processes (at most --jobs at once) through `reports.gate.run_entry`, which
+calls the checker the way the entry's command does (`check`, `tables --verify`, `bmc`). Running them in
+processes is what lets the gate stop an entry that overruns its time budget: its worker is ended
+(SIGTERM, then SIGKILL after GRACE seconds; the entry's staging directory is removed either way) and
+the entry fails with "over budget after N s, no verdict"; and an entry with a max_memory runs in a
+fresh worker, bounded to it. With --jobs 1 and no entry with a budget or max_memory, the entries run
+in this process, one after another. Progress lines go to stderr as entries finish; the results go to
 stdout in gate-file order, so the output does not depend on which worker was faster. Exit 0 only when
 every entry showed what it must, 1 when one did not, 2 for a bad gate file or flag, 4 for a bug.
 
@@ -17,12 +22,14 @@ import os
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from multiprocessing.connection import wait
 
 from txncheck.reports import gate_baseline, gate_cache, gatefile
 from txncheck.reports.atomic import append_text, check_writable, write_atomic
-from txncheck.reports.gate import EntryOutcome, GateReport, run_entry
+from txncheck.reports.gate import EntryOutcome, GateReport, out_of_memory, over_budget, run_entry
+from txncheck.reports.gate import worker as gate_worker
+from txncheck.reports.run_output import _clean_stale
 from txncheck.spec.errors import ConfigError
 
 from .exit_codes import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATION
@@ -54,11 +61,7 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def _worker_init() -> None:
-    # a worker ends like `check` on SIGTERM: the exception unwinds its staging directory's clean-up
-    def _term(signum, frame):
-        raise SystemExit(143)
-    signal.signal(signal.SIGTERM, _term)
+GRACE = 3.0  # seconds a stopped entry's process has to unwind (remove its staging directory) before SIGKILL
 
 
 def run(args) -> int:
@@ -145,31 +148,179 @@ def _run_all(gate: gatefile.GateFile, out: str, jobs: int, cache: str | None, us
             progress(replace(hit, seconds=round(time.perf_counter() - t, 3)))
         else:
             todo.append(e)
-    jobs = min(jobs, len(todo))
-    if not todo:
-        pass
-    elif jobs == 1:  # no worker to start: the entries run here, one after another
-        for e in todo:
+    if jobs == 1 and not any(e.budget is not None or e.max_memory is not None for e in todo):
+        for e in todo:  # nothing to stop or bound: no process to start, the entries run here in turn
             progress(run_entry(e, out, 1))
-    else:
-        # spawn: a fresh interpreter per worker, so no lock held by one of our threads is copied into it
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_init)
-        try:
-            futures = {pool.submit(run_entry, e, out, jobs): e.name for e in todo}
-            from concurrent.futures import as_completed
-            for f in as_completed(futures):
-                progress(f.result())
-        except BaseException:
-            # Ctrl-C / SIGTERM / a broken pool: stop the workers now (each cleans its staging directory)
-            # rather than wait for entries whose verdict nobody will read
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                if proc.is_alive():
-                    proc.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+    elif todo:
+        _run_in_processes(todo, out, min(jobs, len(todo)), progress)
     return [done[e.name] for e in gate.entries]
+
+
+@dataclass
+class _Worker:
+    proc: multiprocessing.process.BaseProcess
+    conn: object                        # the parent's end of the worker's pipe
+    fresh: bool = True                  # has run no entry yet (an entry with max_memory needs one)
+    entry: gatefile.GateEntry | None = None  # the entry it runs, None when idle
+    started: float | None = None        # when the entry began (its "start" message): its budget counts from here
+    sent: float = 0.0                   # when the entry was sent to it
+    stopping: float | None = None       # when it was sent SIGTERM for overrunning the entry's budget
+    ran: float = 0.0                    # the entry's time from start to SIGTERM
+
+    @property
+    def key(self):
+        """What the loop waits on: the pipe, or once stopping the process's sentinel (its end)."""
+        return self.proc.sentinel if self.stopping is not None else self.conn
+
+
+def _run_in_processes(todo: list, out: str, jobs: int, progress) -> None:
+    """Run the entries in at most `jobs` worker processes; stop an entry that overruns its budget.
+
+    An entry over budget is stopped by ending its worker (SIGTERM, then SIGKILL after GRACE seconds); the
+    worker keeps its place among the `jobs` until its process has ended, so a stopping search never
+    shares the cores with more than `jobs` others, and the loop goes on meanwhile, so the other entries'
+    budgets and progress lines are not held up. A new worker takes the place of an ended one."""
+    # spawn: a fresh interpreter per worker, so no lock held by one of our threads is copied into it
+    ctx = multiprocessing.get_context("spawn")
+    pending = list(todo)
+    workers: list[_Worker] = []
+    retired: list[_Worker] = []  # told to end: joined at the end
+
+    def launch() -> _Worker:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=gate_worker, args=(out, jobs, child), name="txncheck-gate-worker")
+        proc.start()
+        child.close()  # the worker holds its own end: EOF here once it exits
+        w = _Worker(proc, parent)
+        workers.append(w)
+        return w
+
+    def retire(w: _Worker) -> None:
+        workers.remove(w)
+        retired.append(w)
+        try:
+            w.conn.send(None)
+        except OSError:
+            pass
+        w.conn.close()
+
+    def ended(w: _Worker) -> None:
+        w.proc.join()
+        workers.remove(w)
+        w.conn.close()
+
+    def assign() -> None:
+        while pending:
+            e = pending[0]
+            idle = [w for w in workers if w.entry is None and (w.fresh or e.max_memory is None)]
+            if idle:
+                w = idle[0]
+            elif len(workers) < jobs:
+                w = launch()
+            elif e.max_memory is not None and any(w.entry is None for w in workers):
+                retire(next(w for w in workers if w.entry is None))  # make room for a fresh process
+                w = launch()
+            else:
+                return
+            try:
+                w.conn.send(e)
+            except OSError:  # an idle worker that ended (killed from outside): another takes its place
+                ended(w)
+                continue
+            pending.pop(0)
+            w.entry, w.fresh, w.started, w.sent = e, False, None, time.monotonic()
+
+    def done(w: _Worker, outcome: EntryOutcome) -> None:
+        w.entry = None
+        progress(outcome)
+
+    try:
+        while pending or any(w.entry is not None for w in workers):
+            assign()
+            busy = [w for w in workers if w.entry is not None]
+            now = time.monotonic()
+            deadlines = [w.stopping + GRACE if w.stopping is not None else w.started + w.entry.budget for w in busy
+                         if w.stopping is not None or (w.started is not None and w.entry.budget is not None)]
+            timeout = max(0.0, min(deadlines) - now) if deadlines else None
+            ready = set(wait([w.key for w in busy], timeout))
+            for w in busy:
+                if w.key not in ready:
+                    continue
+                if w.stopping is not None:  # a stopped entry's worker has ended
+                    e = w.entry
+                    ended(w)
+                    _clean_stage(out, e.name)
+                    progress(over_budget(e, os.path.join(out, e.name), w.ran))
+                    continue
+                try:
+                    kind, payload = w.conn.recv()
+                except (EOFError, OSError):  # the worker ended without a verdict
+                    ended(w)
+                    progress(_died(w, out))
+                    continue
+                if kind == "start":
+                    w.started = time.monotonic()
+                else:
+                    done(w, payload)
+                    if payload.entry.max_memory is not None:
+                        ended(w)  # it ends by itself after an entry with a max_memory
+            now = time.monotonic()
+            for w in list(workers):
+                if w.entry is None:
+                    continue
+                if w.stopping is None and w.started is not None and w.entry.budget is not None \
+                        and now - w.started >= w.entry.budget:
+                    # over budget: SIGTERM unwinds the entry (its staging directory goes); wait for its end
+                    w.ran, w.stopping = now - w.started, now
+                    w.proc.terminate()
+                elif w.stopping is not None and now - w.stopping >= GRACE and w.proc.is_alive():
+                    w.proc.kill()  # a native call that ignores the signal: killed, and its stage removed after
+        for w in list(workers):
+            retire(w)
+        for w in retired:
+            w.proc.join()
+    except BaseException:
+        # Ctrl-C / SIGTERM: stop every entry now (each cleans its staging directory) rather than wait for
+        # verdicts nobody will read
+        for w in workers + retired:
+            _stop(w.proc, out, w.entry.name if w.entry is not None else None)
+        raise
+
+
+def _stop(proc, out: str, name: str | None) -> None:
+    """End an entry's process at once: SIGTERM, and SIGKILL after GRACE seconds; then remove what it left."""
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(GRACE)
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+    if name is not None:
+        _clean_stage(out, name)
+
+
+def _clean_stage(out: str, name: str) -> None:
+    """Remove the staging directory an entry's killed process left beside its output (none after SIGTERM)."""
+    try:
+        _clean_stale(os.path.abspath(out), name)
+    except OSError:
+        pass
+
+
+def _died(w: _Worker, out: str) -> EntryOutcome:
+    """An entry whose worker ended without sending its outcome."""
+    entry, code = w.entry, w.proc.exitcode
+    seconds = time.monotonic() - (w.started or w.sent)
+    entry_out = os.path.join(out, entry.name)
+    _clean_stage(out, entry.name)
+    how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+    if entry.max_memory is not None and code is not None and code < 0:
+        # a native library (z3) that cannot allocate aborts the process instead of raising MemoryError
+        return out_of_memory(entry, entry_out, seconds, f"its process ended by {how}")
+    return EntryOutcome(entry, entry_out, "error", seconds=round(seconds, 3), internal=code is None or code >= 0,
+                        error=f"{entry.name}: the entry's process ended by {how} without a verdict"
+                        + ("" if code is not None and code >= 0 else
+                           " (killed from outside, or by the kernel for want of memory: give it a max_memory)"))
 
 
 def _write_reports(report: GateReport, args) -> None:
@@ -206,11 +357,13 @@ def _results_text(report: GateReport) -> str:
     lines = [f"txncheck gate: {report.path}, {len(report.outcomes)} entries"]
     width = max(len(o.name) for o in report.outcomes)
     for o in report.outcomes:
-        counts = f"{o.distinct:,} states, depth {o.depth}" if o.distinct is not None else ""
-        lines.append(f"  {o.name:<{width}}  {'ok    ' if o.ok else 'FAILED'}  expect {o.entry.expect:<9} "
-                     f"got {o.verdict:<10} {counts}  {'cached' if o.cached else f'{o.seconds:.2f} s'}")
+        what = f"{o.entry.command}: " if o.entry.kind != "check" else ""
+        lines.append(f"  {o.name:<{width}}  {'ok    ' if o.ok else 'FAILED'}  {what}expect {o.entry.expect:<9} "
+                     f"got {o.verdict:<10} {o.detail}  {'cached' if o.cached else f'{o.seconds:.2f} s'}")
         for msg in o.failures:
             lines.append(f"      {msg}")
+        if o.entry.note and not o.ok:
+            lines.append(f"      ({o.entry.note})")
         for note in o.notes:
             lines.append(f"      note: {note}")
     n_bad = sum(not o.ok for o in report.outcomes)

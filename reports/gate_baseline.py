@@ -8,6 +8,11 @@ violation, the properties violated (a known bug no longer caught). `txncheck gat
 writes it; a normal run compares against it. A loss fails the entry; a gain (a new witness, row or
 violated property) is a note, because the model grew and the next `--update-baseline` records it.
 
+Symbolic entries record what they can lose instead: a `tables` entry the obligations each check
+discharged (a check that covers fewer transitions, or more, is a changed model, like a changed state
+count), a `bmc` entry the properties proved (a proof that became a mere "holds to depth K" fails) and,
+when it must find a violation, the properties violated. Such a record names its `kind`.
+
 The file is JSON with sorted keys and sorted lists, so regenerating an unchanged baseline changes no byte
 and a reviewer's diff shows exactly which fact moved.
 """
@@ -25,6 +30,7 @@ from .gate import EntryOutcome, Expectation
 SCHEMA = "txncheck.gate-baseline/1"
 DEFAULT_NAME = "txncheck-baseline.json"
 FACTS = ("distinct", "depth", "witnessed", "fired_rows", "violated")
+SYMBOLIC_FACTS = {"tables": ("kind", "obligations", "violated"), "bmc": ("kind", "proved", "violated")}
 
 
 class BaselineError(ConfigError):
@@ -38,6 +44,16 @@ def default_path(gate_path: str) -> str:
 
 def facts(o: EntryOutcome) -> dict:
     """What the baseline records of one entry's outcome."""
+    if o.entry.kind == "tables":
+        d = {"kind": "tables", "obligations": dict(sorted(o.obligations))}
+        if o.entry.expect == "violation":
+            d["violated"] = sorted(o.violated)
+        return d
+    if o.entry.kind == "bmc":
+        d = {"kind": "bmc", "proved": sorted(o.proved)}
+        if o.entry.expect == "violation":
+            d["violated"] = sorted(o.violated)
+        return d
     d = {"distinct": o.distinct, "depth": o.depth, "witnessed": sorted(o.witnessed), "fired_rows": sorted(o.fired_rows)}
     if o.entry.expect == "violation":
         d["violated"] = sorted(o.violated)
@@ -73,6 +89,21 @@ def load(path: str) -> dict[str, dict]:
 def _problem(e: object) -> str | None:
     if not isinstance(e, dict):
         return "is not an object"
+    if "kind" in e:
+        if e["kind"] not in SYMBOLIC_FACTS:
+            return f"has an unknown kind {e['kind']!r} (tables or bmc; a check entry's record has no kind)"
+        unknown = sorted(set(e) - set(SYMBOLIC_FACTS[e["kind"]]))
+        if unknown:
+            return f"has an unknown key {unknown[0]!r} for a {e['kind']} entry"
+        if e["kind"] == "tables" and not (isinstance(e.get("obligations"), dict) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in e["obligations"].values())):
+            return "needs obligations as an object of whole numbers"
+        for key in ("proved", "violated"):
+            if key in e and not (isinstance(e[key], list) and all(isinstance(x, str) for x in e[key])):
+                return f"needs {key} as a list of names"
+        if e["kind"] == "bmc" and "proved" not in e:
+            return "has no proved"
+        return None
     unknown = sorted(set(e) - set(FACTS))
     if unknown:
         return f"has an unknown key {unknown[0]!r}"
@@ -98,6 +129,14 @@ def write(path: str, entries: dict[str, dict]) -> None:
 
 def drift(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
     """One expectation per drift check (failed when something was lost) and notes for what was gained."""
+    kind = base.get("kind", "check")
+    if kind != o.entry.kind:
+        return [Expectation("drift kind", False, f"baseline drift: kind {kind} -> {o.entry.kind} (the entry now runs "
+                            f"{o.entry.command}; its baseline facts are of another kind)")], []
+    if kind == "tables":
+        return _drift_tables(o, base)
+    if kind == "bmc":
+        return _drift_bmc(o, base)
     exps: list[Expectation] = []
     notes: list[str] = []
     for key, what in (("distinct", "distinct states"), ("depth", "depth")):
@@ -116,13 +155,40 @@ def drift(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
                                       "behaviour of the model is lost" for r in lost)
                             or "every row that fired in the baseline fires"))
     notes += [f"row {r} now fires (not in the baseline)" for r in gained]
-    if o.entry.expect == "violation":
-        lost, gained = _diff(base.get("violated", []), o.violated)
-        exps.append(Expectation("drift violated", not lost,
-                                "; ".join(f"baseline drift: {n} is no longer violated: the known bug is no longer "
-                                          "caught" for n in lost)
-                                or "every property violated in the baseline is violated"))
-        notes += [f"{n} is now violated too (not in the baseline)" for n in gained]
+    _drift_violated(o, base, exps, notes)
+    return exps, notes
+
+
+def _drift_violated(o: EntryOutcome, base: dict, exps: list, notes: list) -> None:
+    if o.entry.expect != "violation":
+        return
+    lost, gained = _diff(base.get("violated", []), o.violated)
+    exps.append(Expectation("drift violated", not lost,
+                            "; ".join(f"baseline drift: {n} is no longer violated: the known bug is no longer "
+                                      "caught" for n in lost)
+                            or "every property violated in the baseline is violated"))
+    notes += [f"{n} is now violated too (not in the baseline)" for n in gained]
+
+
+def _drift_tables(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
+    was, now = base["obligations"], dict(o.obligations)
+    moved = [f"{c} obligations {was.get(c, 0)} -> {now.get(c, 0)}" for c in sorted(set(was) | set(now))
+             if was.get(c, 0) != now.get(c, 0)]
+    exps = [Expectation("drift obligations", not moved,
+                        "; ".join(f"baseline drift: {m}: the tables changed what the checks cover" for m in moved)
+                        or "every check discharged the obligations of the baseline")]
+    notes: list[str] = []
+    _drift_violated(o, base, exps, notes)
+    return exps, notes
+
+
+def _drift_bmc(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
+    lost, gained = _diff(base["proved"], o.proved)
+    exps = [Expectation("drift proved", not lost,
+                        "; ".join(f"baseline drift: {n} was proved in the baseline and no longer is" for n in lost)
+                        or "every property proved in the baseline is proved")]
+    notes = [f"{n} is now proved (not in the baseline)" for n in gained]
+    _drift_violated(o, base, exps, notes)
     return exps, notes
 
 
@@ -136,7 +202,7 @@ def check(outcomes: list[EntryOutcome], baseline: dict[str, dict], updating: boo
     reported as notes (`... -> ...`) instead of failing the entry."""
     out = []
     for o in outcomes:
-        if o.error is not None:  # nothing was searched: the error is the entry's failure
+        if o.error is not None or not o.judged:  # nothing to compare: the error or the stop is the failure
             out.append(o)
             continue
         base = baseline.get(o.name)

@@ -2,7 +2,7 @@
 
 An entry's key is a sha256 over what decides its result: the source of its spec (every .py of the spec's
 package folder, e.g. spec/kafka/, or its single module file), the entry's settings (everything but its
-name and line), the txncheck version, and a digest of txncheck's own code apart from the shipped specs
+name, line and note), the txncheck version, and a digest of txncheck's own code apart from the shipped specs
 (the checker, the grounding, the judging). The last is there because an editable install keeps one version
 number while its code changes, and a cache that survives a checker change would let the gate pass on a
 result the current code never produced. Paths inside the digests are relative, so a checkout in another
@@ -89,7 +89,8 @@ def version() -> str:
 
 
 def key_parts(entry: GateEntry) -> dict:
-    settings = {k: v for k, v in entry.__dict__.items() if k not in ("name", "line", "breaks")}
+    # a note is what the reports say of the entry, not what it checks: editing it keeps the key
+    settings = {k: v for k, v in entry.__dict__.items() if k not in ("name", "line", "breaks", "note")}
     return {"schema": SCHEMA, "txncheck": version(), "code": code_digest(), "spec_source": spec_digest(entry.spec),
             "entry": json.loads(json.dumps(settings)),  # tuples as lists: the same form the record stores
             "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
@@ -120,7 +121,7 @@ def store(cache: str, o: EntryOutcome, key: str) -> None:
     except (OSError, UnicodeDecodeError):
         return  # an output folder we cannot read back is simply not cached
     d = o.to_json()
-    for k in ("name", "ok", "cached", "notes", "error"):
+    for k in ("name", "ok", "cached", "notes", "error", "kind", "note"):
         d.pop(k, None)
     d["unfired_rows"] = list(o.unfired_rows)
     record = {"schema": SCHEMA, "key": key, "outcome": d, "files": files}
@@ -149,7 +150,8 @@ def lookup(cache: str, entry: GateEntry, key: str, out: str) -> EntryOutcome | N
         o = EntryOutcome(entry, out, d["verdict"], d["distinct"], d["depth"], d["seconds"], props,
                          tuple(Expectation(**e) for e in d["expectations"]), tuple(d["unfired_rows"]),
                          witnessed=tuple(d["witnessed"]), fired_rows=tuple(d["fired_rows"]),
-                         violated=tuple(d["violated"]), cached=True)
+                         violated=tuple(d["violated"]), proved=tuple(d["proved"]),
+                         obligations=tuple(sorted(d["obligations"].items())), cached=True)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # unreadable or from another txncheck: search the entry again
     _restore(out, files)

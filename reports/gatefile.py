@@ -1,10 +1,12 @@
 """The gate file: which checks a CI gate runs and what each must show, read and validated.
 
 `txncheck.toml` holds `[[entry]]` tables; a `pyproject.toml` holds them as `[[tool.txncheck.gate.entry]]`.
-Every entry is validated the way `txncheck check` validates its command line: its `ModelRequest` is
-built and grounded, so a misspelt spec, config, constant or variant gets the same message `check`
-gives. Any problem is one `GateFileError` naming the file, the line of the entry, the key and the fix,
-before anything runs.
+An entry's `kind` says which command it stands for: `check` (the default, `txncheck check`), `tables`
+(`txncheck tables --verify`) or `bmc` (`txncheck bmc --depth K` / `--induction K`); each kind has its own
+keys besides the common ones. Every entry is validated the way its command validates its command line:
+its `ModelRequest` is built and grounded, so a misspelt spec, config, constant or variant gets the same
+message the command gives. Any problem is one `GateFileError` naming the file, the line of the entry,
+the key and the fix, before anything runs.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ from txncheck.spec.errors import ConfigError, TxncheckError
 from txncheck.spec.request import ModelRequest
 
 EXPECTS = ("pass", "violation")
+KINDS = ("check", "tables", "bmc")
+TABLE_CHECKS = ("determinism", "completeness", "type", "conformance")  # checker.symbolic.tables.CHECKS
+SOLVERS = ("fd", "smt")
 # key -> (accepted types, what to write): the message for a wrong type quotes the second part
 KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "name": ((str,), 'a string, e.g. name = "twophase-tiny"'),
@@ -35,6 +40,22 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "continue": ((bool,), "true or false"),
     "symmetry": ((bool,), "true or false"),
     "deadlock": ((bool,), "true or false"),
+    "kind": ((str,), f"one of {', '.join(KINDS)}, e.g. kind = \"bmc\""),
+    "note": ((str,), 'a string shown with the entry in the reports, e.g. note = "TLC\'s count for 3 RMs"'),
+    "max_memory": ((int,), "a whole number of MiB, e.g. max_memory = 2048"),
+    "induction": ((int,), "the largest k of k-induction, e.g. induction = 2"),
+    "checks": ((list,), f"a list of table checks, e.g. checks = [\"determinism\"]; from {', '.join(TABLE_CHECKS)}"),
+    "tables": ((list,), 'a list of table names (actors), e.g. tables = ["producer"]'),
+    "assume_invariants": ((bool,), "true or false"),
+    "solver": ((str,), 'solver = "fd" or solver = "smt"'),
+    "lemmas": ((bool,), "true or false"),
+}
+COMMON_KEYS = ("name", "spec", "config", "set", "variant", "kind", "expect", "budget", "max_memory", "note")
+# the keys each kind takes besides the common ones (in a bmc entry `depth` is the bound, as `bmc --depth`)
+KIND_KEYS = {
+    "check": ("engine", "properties", "distinct", "depth", "continue", "symmetry", "deadlock"),
+    "tables": ("checks", "tables", "assume_invariants"),
+    "bmc": ("depth", "induction", "properties", "solver", "lemmas"),
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]*\Z")  # an entry's name is its folder under --out
 
@@ -61,6 +82,25 @@ class GateEntry:
     deadlock: bool = False
     line: int = 0                        # where the entry starts in the gate file (annotations point there)
     breaks: tuple[str, ...] = field(default=(), compare=False)  # the variant's own `breaks`
+    kind: str = "check"                  # check | tables | bmc (KINDS)
+    note: str = ""                       # shown with the entry in the summary, annotations and JUnit
+    max_memory: int | None = None        # MiB: the entry's process is bounded to it
+    bound: int | None = None             # bmc: `depth` of the gate file, as `bmc --depth K`
+    induction: int | None = None         # bmc: as `bmc --induction K`
+    solver: str | None = None            # bmc: fd or smt (default: bmc's own per mode)
+    lemmas: bool = False                 # bmc: as `bmc --lemmas`
+    checks: tuple[str, ...] = ()         # tables: as `tables --check` (default: every check)
+    tables: tuple[str, ...] = ()         # tables: as `tables --table` (default: every table)
+    assume_invariants: bool = False      # tables: as `tables --assume-invariants`
+
+    @property
+    def command(self) -> str:
+        """The command the entry stands for, as a user would type its mode (reports show it)."""
+        if self.kind == "tables":
+            return "tables --verify"
+        if self.kind == "bmc":
+            return f"bmc --induction {self.induction}" if self.induction is not None else f"bmc --depth {self.bound}"
+        return "check"
 
     def request(self) -> ModelRequest:
         return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant)
@@ -150,6 +190,16 @@ def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
         value = raw[key]
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
             raise fail(f"{key} must be {how}, not {type(value).__name__} {value!r}")
+    kind = raw.get("kind", "check")
+    if kind not in KINDS:
+        raise fail(f"unknown kind {kind!r}; choose check (txncheck check, the default), tables (txncheck tables "
+                   "--verify) or bmc (txncheck bmc --depth K / --induction K)")
+    allowed = COMMON_KEYS + KIND_KEYS[kind]
+    for key in sorted(raw):
+        if key not in allowed:
+            owners = [k for k in KINDS if key in KIND_KEYS[k]]
+            raise fail(f"key {key!r} does not apply to a {kind} entry (it is for kind = "
+                       f"{' or '.join(map(repr, owners))}); a {kind} entry takes: {', '.join(allowed)}")
     for key in ("name", "spec", "expect"):
         if key not in raw:
             raise fail(f"missing key {key!r}; every entry needs name, spec and expect")
@@ -167,6 +217,8 @@ def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
             raise fail(f"{key} must be 0 or more, not {raw[key]}")
     if "budget" in raw and raw["budget"] <= 0:
         raise fail(f"budget must be a positive number of seconds, not {raw['budget']}")
+    if "max_memory" in raw and raw["max_memory"] < 1:
+        raise fail(f"max_memory must be a positive number of MiB, not {raw['max_memory']}")
     props = raw.get("properties", [])
     if not all(isinstance(p, str) for p in props):
         raise fail(f"properties must be {KEYS['properties'][1]}")
@@ -175,16 +227,38 @@ def _entry(raw: dict, index: int, line: int, path: str) -> GateEntry:
     for k, v in raw.get("set", {}).items():
         if not isinstance(v, (str, int, bool)):
             raise fail(f"set.{k} must be a number, string or boolean, not {type(v).__name__}")
+    for key in ("checks", "tables"):
+        if not all(isinstance(x, str) for x in raw.get(key, [])):
+            raise fail(f"{key} must be {KEYS[key][1]}")
+    unknown_checks = [c for c in raw.get("checks", []) if c not in TABLE_CHECKS]
+    if unknown_checks:
+        raise fail(f"unknown table check {unknown_checks[0]!r}; choose from {', '.join(TABLE_CHECKS)}")
+    if "checks" in raw and not raw["checks"]:
+        raise fail(f"checks is empty, so nothing would be checked; drop it (every check) or name some of "
+                   f"{', '.join(TABLE_CHECKS)}")
+    if kind == "bmc":
+        if ("depth" in raw) == ("induction" in raw):
+            raise fail("a bmc entry needs exactly one of depth = K (bounded model checking up to K steps, as "
+                       "bmc --depth K) and induction = K (k-induction, as bmc --induction K)")
+        if "induction" in raw and raw["induction"] < 1:
+            raise fail(f"induction must be 1 or more (k-induction for k = 1..K), not {raw['induction']}")
+        if raw.get("solver", "fd") not in SOLVERS:
+            raise fail(f"unknown solver {raw['solver']!r}; choose fd (z3's finite-domain solver) or smt")
     spec = raw["spec"]
     if loader.kind_of(spec) == loader.FILE and not os.path.isabs(os.path.expanduser(spec)):
         spec = os.path.join(os.path.dirname(os.path.abspath(path)), spec)  # relative to the gate file
+    bmc = kind == "bmc"
     entry = GateEntry(
         name=name, spec=spec, config=raw.get("config"),
         overrides=tuple(sorted((k, str(int(v)) if isinstance(v, bool) else str(v)) for k, v in raw.get("set", {}).items())),
         variant=raw.get("variant"), engine=raw.get("engine", engines.DEFAULT_ENGINE), expect=raw["expect"],
-        properties=tuple(props), distinct=raw.get("distinct"), depth=raw.get("depth"),
+        properties=tuple(props), distinct=raw.get("distinct"), depth=None if bmc else raw.get("depth"),
         budget=float(raw["budget"]) if "budget" in raw else None, keep_going=raw.get("continue", False),
-        symmetry=raw.get("symmetry", False), deadlock=raw.get("deadlock", False), line=line)
+        symmetry=raw.get("symmetry", False), deadlock=raw.get("deadlock", False), line=line,
+        kind=kind, note=raw.get("note", ""), max_memory=raw.get("max_memory"),
+        bound=raw.get("depth") if bmc else None, induction=raw.get("induction"), solver=raw.get("solver"),
+        lemmas=raw.get("lemmas", False), checks=tuple(raw.get("checks", ())), tables=tuple(raw.get("tables", ())),
+        assume_invariants=raw.get("assume_invariants", False))
     return _grounded(entry, fail)
 
 
@@ -195,8 +269,8 @@ def _grounded(entry: GateEntry, fail) -> GateEntry:
                    "(or a spec file's path, e.g. ./protocols/fencing.py, or MODULE:ATTRIBUTE of a Spec)")
     try:
         model = entry.request().ground()
-    except TxncheckError as err:
-        raise fail(str(err)) from None
+    except TxncheckError as err:  # a mistake in the entry's spec: at its file and line, as `check` says it
+        raise fail(str(loader.locate_error(err, entry.spec))) from None
     spec = model.spec
     if entry.symmetry and spec.symmetry is None:
         raise fail(f"spec {spec.name} declares no symmetry; drop symmetry = true")
@@ -207,8 +281,24 @@ def _grounded(entry: GateEntry, fail) -> GateEntry:
         if p in model.not_applicable:
             raise fail(f"property {p!r} does not apply to this configuration of {spec.name}; choose a config that "
                        "includes it or drop it from properties")
-    if entry.expect == "violation" and len(entry.properties) > 1 and not entry.keep_going:
+    if entry.kind == "bmc":
+        always = sorted(p.name for p in model.properties if p.kind == "always")  # as bmc's always_properties
+        for p in entry.properties:
+            if p not in always:
+                raise fail(f"property {p!r} is not an always property, and bmc judges only those; its always "
+                           f"properties are: {', '.join(always)}")
+    if entry.kind == "tables":
+        actors = sorted(t.actor for t in spec.tables)
+        for t in entry.tables:
+            if t not in actors:
+                raise fail(f"spec {spec.name} has no table {t!r}; its tables are: {', '.join(actors)}")
+    if entry.kind == "check" and entry.expect == "violation" and len(entry.properties) > 1 and not entry.keep_going:
         raise fail(f"expects {len(entry.properties)} properties violated, but the search stops at the first "
                    "violation; add continue = true")
     breaks = tuple(spec.variant_named(entry.variant).breaks) if entry.variant else ()
+    if entry.kind == "bmc" and entry.expect == "violation" and not entry.properties and breaks:
+        always = {p.name for p in model.properties if p.kind == "always"}
+        if not always & set(breaks):
+            raise fail(f"variant {entry.variant} breaks {', '.join(breaks)}, none of which is an always property, "
+                       "and bmc judges only those; use kind = \"check\" or name an always property in properties")
     return GateEntry(**{**entry.__dict__, "breaks": breaks})

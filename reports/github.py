@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .gate import GateReport
+from .gate import TABLE_CHECK, GateReport, property_location
 from .source_location import display_path, locate
 
 MAX_ANNOTATIONS = 10
@@ -43,16 +43,17 @@ def annotations(report: GateReport) -> list[str]:
         failed_props = [p for p in o.properties if not p.ok]
         for p in failed_props:
             title = f"txncheck {o.name}: {p.name} {p.outcome}"
-            message = p.story + (f"\n{p.doc}" if p.doc else "")
-            where = locate(spec, p.name)
+            message = p.story + (f"\n{p.doc}" if p.doc else "") + (f"\nnote: {o.entry.note}" if o.entry.note else "")
+            where = property_location(spec, p)
             found.append(command("error", message, *(where or (None, None)), title=title))
-            if p.last_row:
+            if p.last_row and p.kind != TABLE_CHECK:  # a table check's annotation is at its row already
                 row = locate(spec, p.last_row)
                 if row:
                     found.append(command("error", f"last step of the {p.name} trace: {p.last_label}\n{p.story}",
                                          *row, title=f"txncheck {o.name}: row {p.last_row} fired last"))
         for msg in o.failures_without_trace:
-            found.append(command("error", msg, gate_file, o.entry.line or None, title=f"txncheck gate: {o.name}"))
+            found.append(command("error", msg + (f"\nnote: {o.entry.note}" if o.entry.note else ""), gate_file,
+                                 o.entry.line or None, title=f"txncheck gate: {o.name}"))
     if len(found) > MAX_ANNOTATIONS:
         left = len(found) - MAX_ANNOTATIONS + 1
         found = found[:MAX_ANNOTATIONS - 1] + [command(
@@ -71,11 +72,12 @@ def summary_markdown(report: GateReport, artifacts_url: str | None = None) -> st
     head = "passed" if report.ok else "FAILED"
     lines = [f"## txncheck gate: {head} ({ok}/{len(report.outcomes)} entries)", "",
              f"Gate file `{report.path}`.", "",
-             "| entry | expectation | verdict | result | distinct states | depth | seconds | traces |",
-             "|---|---|---|---|---:|---:|---:|---|"]
+             "| entry | expectation | verdict | result | distinct states | depth | seconds | traces | note |",
+             "|---|---|---|---|---:|---:|---:|---|---|"]
     for o in report.outcomes:
         e = o.entry
-        expect = e.expect + (f" of {', '.join(e.properties)}" if e.properties else "")
+        expect = (f"{e.command}: " if e.kind != "check" else "") + e.expect \
+            + (f" of {', '.join(e.properties)}" if e.properties else "")
         if e.distinct is not None:
             expect += f"; distinct {e.distinct:,}"
         if e.depth is not None:
@@ -85,7 +87,7 @@ def summary_markdown(report: GateReport, artifacts_url: str | None = None) -> st
         lines.append("| " + " | ".join(_cell(x) for x in (
             e.name, expect, o.verdict, "ok" if o.ok else "**failed**",
             f"{o.distinct:,}" if o.distinct is not None else "-", o.depth if o.depth is not None else "-",
-            f"{o.seconds:.2f}")) + f" | {links} |")
+            f"{o.seconds:.2f}" if not o.cached else "cached")) + f" | {links} | {_cell(e.note) if e.note else '-'} |")
     failures = [(o.name, m) for o in report.outcomes for m in o.failures]
     if failures:
         lines += ["", "### Failures", ""] + [f"- **{_cell(n)}**: {_cell(m)}" for n, m in failures]

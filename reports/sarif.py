@@ -1,7 +1,8 @@
 """The gate as SARIF 2.1.0, for code-scanning tools (GitHub code scanning, SARIF viewers).
 
 One rule per property (`SPEC/PROPERTY`, its doc as the description) and one for gate expectations.
-One result per violated property: located at the property's definition in the spec's source, with
+One result per violated property (for a `tables` entry, per check with findings, located at the row of its
+first finding): located at the property's definition in the spec's source, with
 the row that fired last as a related location, the trace path in the message, and the whole
 counterexample as a code flow (each step at the row it took, in the story's words). A violation the
 entry expects (a known-bug variant still caught) is a `note`; one that fails the gate is an `error`.
@@ -17,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from .atomic import write_atomic
-from .gate import GateReport
+from .gate import TABLE_CHECK, GateReport, property_location
 from .source_location import display_path, locate
 
 SARIF_VERSION = "2.1.0"
@@ -59,9 +60,9 @@ def sarif_log(report: GateReport, version: str = "") -> dict:
             rules.setdefault(rule_id, {"id": rule_id, "name": p.name,
                                        "shortDescription": {"text": p.doc or f"{p.kind} property {p.name}"},
                                        "properties": {"kind": p.kind}})
-            loc = _location(locate(spec, p.name))
+            loc = _location(property_location(spec, p))
             row = _location(locate(spec, p.last_row), f"row {p.last_row} fired last: {p.last_label}", 1) \
-                if p.last_row else None
+                if p.last_row and p.kind != TABLE_CHECK else None  # a table check is located at its row already
             result = {"ruleId": rule_id, "level": "error" if not p.ok else "note",
                       "message": {"text": f"{o.name}: {p.story}"},
                       "locations": [loc] if loc else [],

@@ -8,6 +8,7 @@ import time
 
 import jsonschema
 import pytest
+import xmlschema
 from junitparser import JUnitXml
 
 from txncheck.reports import gatefile
@@ -52,6 +53,14 @@ def validate_sarif(path):
     jsonschema.Draft4Validator(schema()).validate(json.load(open(path)))
 
 
+# the JUnit schema of Jenkins' xUnit plugin (MIT License; provenance in the file's header comment)
+JUNIT_XSD = os.path.join(ROOT, "tests", "schemas", "junit-10.xsd")
+
+
+def validate_junit(path):
+    xmlschema.XMLSchema(JUNIT_XSD).validate(str(path))
+
+
 # ---- end to end: the project's own gate file, and a failing one ------------------------------------
 
 def test_the_project_gate_file_passes_with_every_report(tmp_path):
@@ -63,10 +72,12 @@ def test_the_project_gate_file_passes_with_every_report(tmp_path):
              {"GITHUB_STEP_SUMMARY": str(step_summary)})
     assert p.returncode == 0, p.stdout + p.stderr
     assert "Traceback" not in p.stderr and "::error" not in p.stdout
-    names = ["twophase-tiny", "twophase-commit-without-all-prepared", "kafka-tiny-verify", "kafka-tiny-tv2"]
+    names = ["twophase-tiny", "twophase-commit-without-all-prepared", "kafka-tiny-verify", "kafka-tiny-tv2",
+             "kafka-tiny-tables", "twophase-tiny-induction"]
     # results in gate-file order whatever the workers' order; one progress line per entry
-    assert [line.split()[0] for line in p.stdout.splitlines()[1:5]] == names
-    assert sum("txncheck gate: [" in line for line in p.stderr.splitlines()) == 4
+    assert [line.split()[0] for line in p.stdout.splitlines()[1:7]] == names
+    assert sum("txncheck gate: [" in line for line in p.stderr.splitlines()) == 6
+    validate_junit(tmp_path / "r" / "junit.xml")
     xml = JUnitXml.fromfile(str(tmp_path / "r" / "junit.xml"))
     suites = list(xml)
     assert [s.name for s in suites] == names
@@ -77,6 +88,10 @@ def test_the_project_gate_file_passes_with_every_report(tmp_path):
                                      "TCConsistent", "SomeCommit", "SomeAbort",
                                      # the committed txncheck-baseline.json is checked too
                                      "drift distinct", "drift depth", "drift witnesses", "drift rows"}
+    # the symbolic entries: a test case per table check, per property proved, and their drift checks
+    assert {c.name for c in suites[4]} == {"expect pass", "time budget", "determinism", "completeness", "type",
+                                           "conformance", "drift obligations"}
+    assert {c.name for c in suites[5]} == {"expect pass", "time budget", "TCConsistent", "drift proved"}
     assert "note:" not in p.stdout  # every entry is in the baseline, nothing new
     validate_sarif(tmp_path / "r.sarif")
     sarif = json.load(open(tmp_path / "r.sarif"))
@@ -85,11 +100,14 @@ def test_the_project_gate_file_passes_with_every_report(tmp_path):
     assert all(r["level"] == "note" for r in results)  # known bugs still caught: notes, not errors
     summary = (tmp_path / "summary.md").read_text()
     rows = [line for line in summary.splitlines() if line.startswith("| ") and not line.startswith("| entry")]
-    assert len(rows) == 4 and all(line.count(" | ") == 7 for line in rows)
+    assert len(rows) == 6 and all(line.count(" | ") == 8 for line in rows)
+    assert "KIP-890 part 1 leaves the delayed produce" in rows[2]  # the entry's note
+    assert "tables --verify: pass" in rows[4] and "bmc --induction 1: pass" in rows[5]
     assert step_summary.read_text() == "earlier step\n" + summary
     for n in names:
         assert (tmp_path / "out" / n / "result.json").exists()
-        assert (tmp_path / "out" / n / "traces" / "index.html").exists()  # the artifact a reviewer opens
+        if n != "kafka-tiny-tables":  # table checks have no traces
+            assert (tmp_path / "out" / n / "traces" / "index.html").exists()  # the artifact a reviewer opens
     assert (tmp_path / "out" / "kafka-tiny-verify" / "traces" / "ATOM-2.html").exists()
     verify = json.load(open(tmp_path / "out" / "kafka-tiny-verify" / "result.json"))
     assert verify["schema"] == "txncheck.result/1" and verify["verdict"] == "violation"
@@ -105,6 +123,7 @@ def test_a_failing_gate_exits_1_with_failures_annotations_and_sarif(tmp_path):
     assert "distinct states: expected 289, got 288" in p.stdout
     xml = JUnitXml.fromfile(str(tmp_path / "junit.xml"))
     by_name = {s.name: s for s in xml}
+    validate_junit(tmp_path / "junit.xml")
     assert by_name["two-golden"].failures == 1
     assert by_name["two-ok"].failures == 0
     failed = {c.name: c for c in by_name["two-variant-must-pass"] if c.result}
