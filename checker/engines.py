@@ -31,12 +31,12 @@ class Engine:
 ENGINES: tuple[Engine, ...] = (
     Engine("vector", "txncheck.checker.vector.explore",
            "breadth-first search a whole level at a time, in numpy (the default)",
-           ("memory-budget", "max-memory")),
+           ("memory-budget", "max-memory", "checkpoint", "resume")),
     Engine("scalar", "txncheck.checker.scalar.explore",
            "the reference interpreter: generated Python over state tuples", ("max-memory",)),
     Engine("spark", "txncheck.checker.spark.engine",
            "the same level-synchronous search on a Spark cluster (needs txncheck[spark] and Java 17+)",
-           ("master", "partitions", "resume", "driver-memory", "executor-memory"), in_process=False),
+           ("master", "partitions", "checkpoint", "resume", "driver-memory", "executor-memory"), in_process=False),
 )
 DEFAULT_ENGINE = "vector"
 
@@ -74,7 +74,8 @@ def engine_options() -> tuple[str, ...]:
 
 def explore(engine: Engine, request: ModelRequest, model: GroundModel, options: ExploreOptions,
             settings=None) -> SearchOutcome:
-    """Run `engine` on the grounded `request`; `settings` are the engine's own (Spark's SparkOptions)."""
+    """Run `engine` on the grounded `request`; `settings` are the engine's own (Spark's SparkOptions, the
+    vector engine's `checkpoint.Checkpointing`)."""
     module = importlib.import_module(engine.module)
     try:
         return module.run(request, model, options, settings)

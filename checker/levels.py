@@ -3,8 +3,9 @@
 An engine expands and deduplicates one level at a time and reports what it found; `LevelRules`
 decides, from those facts alone, whether the search goes on and, when it stops, whether it was
 complete and why (`checker/outcome.py` states the rules). The scalar, vector and Spark engines
-all advance the same object, the Spark engine also when it replays a resumed run's records, so
-the three cannot disagree about when a search stops.
+all advance the same object, the vector and Spark engines also when they replay a resumed run's
+records, so the three cannot disagree about when a search stops, nor a resumed search with the
+one it continues.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import sys
 
 from dataclasses import replace
 
-from txncheck.checker import engines, resources
+from txncheck.checker import checkpoint, engines, resources
 from txncheck.checker.fingerprint import format_probability
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check
@@ -47,7 +47,12 @@ def register(sub):
     p.add_argument("--progress", action="store_true", help="print a progress line every few seconds (stderr)")
     p.add_argument("--master", help="spark engine: the Spark master URL (default local[*])")
     p.add_argument("--partitions", type=int, help="spark engine: number of partitions")
-    p.add_argument("--resume", metavar="DIR", help="spark engine: resume a killed run from its --out directory")
+    p.add_argument("--checkpoint", metavar="DIR", help="vector and spark engines: write each completed level "
+                   "durably to DIR (a new or empty directory outside --out), so that a killed run can go on with "
+                   "--resume DIR (spark: default OUT/spark)")
+    p.add_argument("--resume", metavar="DIR", help="vector and spark engines: continue a killed run from its last "
+                   "complete level in DIR (its --checkpoint DIR; spark also its --out) and keep checkpointing there; "
+                   "the model and the options that decide the result must be the same")
     p.add_argument("--driver-memory", metavar="SIZE", help="spark engine: spark.driver.memory, e.g. 2g")
     p.add_argument("--executor-memory", metavar="SIZE", help="spark engine: spark.executor.memory, e.g. 2g")
     p.set_defaults(run=run)
@@ -58,6 +63,25 @@ def default_out(spec: str, config: str, variant: str | None, changed: dict | Non
     name = f"{spec}-{config}" + (f"-{variant}" if variant else "")
     name += "".join(f"-{k}={v}" for k, v in sorted((changed or {}).items()))
     return os.path.join("out", name)
+
+
+def _checkpointing(args, engine: str, out: str):
+    """The vector engine's checkpoint settings (None without --checkpoint or --resume); for every engine,
+    a checkpoint directory that cannot work is refused before the search."""
+    if not (args.checkpoint or args.resume):
+        return None
+    if args.checkpoint and args.resume and os.path.abspath(args.checkpoint) != os.path.abspath(args.resume):
+        raise ConfigError("--resume DIR goes on checkpointing into DIR; drop --checkpoint or give both the same DIR")
+    out_abs = os.path.abspath(out)
+    for flag, d in (("--checkpoint", args.checkpoint), ("--resume", args.resume if engine != "spark" else None)):
+        if d and os.path.commonpath([out_abs, os.path.abspath(d)]) in (out_abs, os.path.abspath(d)):
+            raise ConfigError(f"{flag} {d} and --out {out} overlap, and each run replaces --out whole; keep the "
+                              "checkpoint in a directory of its own, beside --out")
+    if args.checkpoint and not args.resume:
+        checkpoint.refuse_existing(args.checkpoint)
+    if engine != "vector":
+        return None
+    return checkpoint.Checkpointing(args.resume or args.checkpoint, resume=bool(args.resume))
 
 
 def run(args) -> int:
@@ -89,14 +113,15 @@ def run(args) -> int:
     given = dict(request.overrides)
     out = args.out or default_out(request.spec_name, model.config.name, request.variant,
                                   {k: v for k, v in model.config.overrides if k in given})
-    shown, settings = out, None
+    shown, settings = out, _checkpointing(args, engine.name, out)
     if engine.name == "spark":
         from txncheck.checker.spark import require_spark
         from txncheck.checker.spark.ref import SparkOptions
         require_spark()
         out = os.path.abspath(out)  # the executors' working directory is not ours
         settings = SparkOptions(master=args.master or "local[*]", partitions=args.partitions,
-                                store=os.path.join(out, "spark"), resume=args.resume,
+                                store=os.path.abspath(args.checkpoint) if args.checkpoint else os.path.join(out, "spark"),
+                                resume=args.resume,
                                 driver_memory=args.driver_memory, executor_memory=args.executor_memory)
     staged = RunOutput.prepare(out, keep=("spark",) if engine.name == "spark" else ())
     # Spark's JVMs size their own memory (--driver-memory); a bound here would be inherited by them

@@ -194,7 +194,7 @@ def test_an_address_space_limit_is_reported_the_same_way(tmp_path):
 # -- 10. flags that would do nothing are refused ------------------------------------------------------
 
 @pytest.mark.parametrize("args,needle", [
-    (("check", "twophase", "--resume", "x"), "--resume applies to the spark engine only"),
+    (("check", "twophase", "--resume", "x", "--engine", "scalar"), "--resume applies to the vector and spark engines"),
     (("check", "twophase", "--master", "local[2]"), "--master applies to the spark engine only"),
     (("check", "twophase", "--partitions", "4", "--engine", "scalar"), "--partitions applies to the spark engine"),
     (("check", "twophase", "--memory-budget", "-5"), "--memory-budget takes a size in MiB"),

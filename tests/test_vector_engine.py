@@ -181,3 +181,60 @@ def test_memory_per_state_is_small():
     out = vector_explore(_twophase(6), ExploreOptions())
     assert out.extra["vector_store_bytes_per_state"] <= 32
     assert out.peak_memory > 0 and out.engine == "vector"
+
+
+# -- the progress line and its estimate of what remains (checker/progress.py) ---------------------------
+KAFKA_TINY_LEVELS = [1, 2, 3, 7, 10, 16, 21, 26, 30, 36, 52, 90, 175, 325, 584, 979, 1503, 2081, 2593, 2965, 3157,
+                     3289, 3448, 3781, 4392, 5376, 6789, 8613, 10805, 13213, 15470, 16880, 16697, 14946, 12431,
+                     9637, 6831, 4256, 2218, 880, 236, 42]
+
+
+def test_no_estimate_while_levels_grow_or_shrink_slowly():
+    from txncheck.checker.progress import estimate_remaining
+    assert estimate_remaining([1]).states is None and "yet" in estimate_remaining([1]).reason
+    grow = estimate_remaining(KAFKA_TINY_LEVELS[:32])
+    assert grow.states is None and grow.reason == "no estimate while levels grow"
+    slow = estimate_remaining(KAFKA_TINY_LEVELS[:33])  # 16,880 then 16,697: x0.99
+    assert slow.states is None and "too slowly (x0.99)" in slow.reason
+
+
+def test_the_estimate_is_the_geometric_tail_of_the_last_ratio():
+    from txncheck.checker.progress import estimate_remaining
+    e = estimate_remaining([100, 1000, 500])  # 250 + 125 + 62 + 31 + 15 + 7 + 3 + 1: whole states
+    assert e.ratio == 0.5 and e.states == 494
+    assert estimate_remaining([10, 3]).states == 0   # at most 0.9 of a state: none
+    assert estimate_remaining([100, 29]).states == 8 + 2  # 29 · 0.29 = 8.41 exactly, not 8.4099...
+
+
+def test_the_estimate_bounds_what_remains_on_the_shipped_models_once_they_shrink():
+    """Level sizes of Kafka tiny and TwoPhase rm=7 (their ratios fall as the levels fall): from the first
+    level where an estimate is given, it is never below the states the search still found."""
+    from txncheck.checker.progress import estimate_remaining
+    twophase7 = [1, 15, 105, 462, 1456, 3570, 7259, 12861, 20449, 29372, 37772, 42924, 42651, 36785, 27371,
+                 17447, 9436, 4277, 1603, 490, 119, 21, 2]
+    for levels in (KAFKA_TINY_LEVELS, twophase7):
+        given = 0
+        for d in range(1, len(levels)):
+            e = estimate_remaining(levels[:d + 1])
+            if e.states is not None:
+                given += 1
+                assert e.states >= sum(levels[d + 1:]), (d, e)
+        assert given >= 8
+
+
+def test_the_progress_line_names_level_states_rate_memory_spill_and_the_estimate():
+    import io
+
+    from txncheck.checker.progress import Progress
+    out = io.StringIO()
+    p = Progress(ExploreOptions(progress=True), "vector", stream=out)
+    p.level([1, 4, 2], 9, spilled=3 * 2**20, checkpoint=2**20, force=True)
+    line = out.getvalue()
+    assert line.startswith("progress [vector]: level 2, 7 states (+2), 9 generated, ")
+    assert "states/s" in line and "MiB resident" in line and "3 MiB spilled, 1 MiB checkpointed" in line
+    assert "; remaining: at most 1 more states" in line and "x0.50 or more, as the last did" in line
+    p.level([1, 4, 2], 9, force=True, final="search complete")
+    assert out.getvalue().splitlines()[1].endswith("0 MiB spilled; search complete")
+    quiet = io.StringIO()
+    Progress(ExploreOptions(), "vector", stream=quiet).level([1, 2], 2, force=True)
+    assert quiet.getvalue() == ""

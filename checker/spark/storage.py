@@ -295,6 +295,9 @@ class Manifest:
         except (OSError, ValueError) as exc:
             raise SparkEngineError(f"{self.root}: unreadable manifest.json ({exc}); run without --resume "
                                    "to start over") from None
+        if isinstance(self.data, dict) and self.data.get("engine") not in (None, "spark"):
+            raise SparkEngineError(f"{self.root} holds the checkpoint of a {self.data['engine']} engine run; resume "
+                                   f"it with --engine {self.data['engine']}")
         if not isinstance(self.data, dict) or self.data.get("version") != SCHEMA_VERSION:
             raise SparkEngineError(f"{self.root} was written by another store version")
         for key in ("search", "partitions", "records"):
@@ -305,6 +308,10 @@ class Manifest:
 
     def save(self) -> None:
         self.fs.create_dir(self.base, recursive=True)
+        if "://" not in self.root:  # a local store: durable across a power cut too, as the vector engine's
+            from txncheck.checker.checkpoint import write_json_durable
+            write_json_durable(self.path, self.data)
+            return
         tmp = f"{self.base}/.manifest-{uuid.uuid4().hex}.json"
         with self.fs.open_output_stream(tmp) as f:
             f.write(json.dumps(self.data, indent=1).encode())
