@@ -8,17 +8,16 @@ the y axis is logarithmic when the largest count is more than `LOG_RATIO` (100) 
 axis), linear otherwise. Each run's legend entry carries its total and depth ("tiny tv2: 174,886
 states, depth 41"). Colours and markers follow a fixed cycle in the order of `series`.
 
-The output is deterministic: the same series give the same bytes (SVG: no date, a fixed hash
-salt, text kept as text; PNG: no software version), and the file is written atomically.
+The output is deterministic (`mpl_figure.py`): the same series give the same bytes, and the file
+is written atomically.
 """
 from __future__ import annotations
 
-import io
 import math
 
 from .atomic import write_atomic
+from .mpl_figure import figure_bytes, figure_style, new_figure
 
-DPI = 100
 WIDTH, HEIGHT = 7.5, 4.0        # inches
 LOG_RATIO = 100                 # max / min above which the y axis is logarithmic
 COLOURS = ("#1f4e89", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#757575")
@@ -41,21 +40,14 @@ def render_levels(series: list[tuple[str, list[int]]], fmt: str = "png", title: 
     """The chart's bytes (see `plot_levels`)."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"level plot format {fmt!r}: use png or svg")
-    import matplotlib
-    import matplotlib.style
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     series = [(str(name), [int(v) for v in levels]) for name, levels in series]
     log = use_log(series)
-    rc = {"svg.hashsalt": "txncheck-level-plot", "svg.fonttype": "none", "font.family": "DejaVu Sans",
-          "svg.image_inline": True, "path.simplify": False, "text.usetex": False,
-          "text.parse_math": False, "figure.dpi": DPI, "savefig.dpi": DPI, "axes.titlesize": 11,
-          "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8, "legend.fontsize": 8}
-    with matplotlib.style.context("default"), matplotlib.rc_context(rc):
-        fig = Figure(figsize=(WIDTH, HEIGHT), dpi=DPI)
-        FigureCanvasAgg(fig)
+    sizes = {"axes.titlesize": 11, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+             "legend.fontsize": 8}
+    with figure_style("txncheck-level-plot", **sizes):
+        fig = new_figure(WIDTH, HEIGHT)
         ax = fig.add_axes((0.11, 0.13, 0.86, 0.76 if title else 0.83))
         for n, (name, levels) in enumerate(series):
             xs = list(range(len(levels)))
@@ -83,13 +75,7 @@ def render_levels(series: list[tuple[str, list[int]]], fmt: str = "png", title: 
             ax.legend(loc="best", frameon=False)
         else:
             ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", color="#777777")
-        buf = io.BytesIO()
-        name = title or "txncheck states per BFS level"
-        if fmt == "svg":
-            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "txncheck", "Title": name})
-        else:
-            fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None, "Title": name})
-        return buf.getvalue()
+        return figure_bytes(fig, fmt, title or "txncheck states per BFS level")
 
 
 def plot_levels(series: list[tuple[str, list[int]]], path: str, fmt: str = "png", title: str = "") -> None:

@@ -35,7 +35,8 @@ def write_figures(spec: Spec, runs: list[dict], out: RunOutput) -> dict[str, str
     """State diagrams per table with a status var, and states per level per config; returns
     name -> path relative to the report folder."""
     from .level_plot import plot_levels
-    from .state_diagram import draw_status_diagram, status_graph
+    from .state_diagram import draw_status_diagram
+    from .status_graph import status_graph
     figures = {}
     main = [r for r in runs if not r["variant"]]
     fired = {c["row"] for r in runs for c in r["result"]["coverage"] if c["fired"]}

@@ -1,3 +1,5 @@
+import contextlib
+import io
 import os
 import sys
 
@@ -17,4 +19,18 @@ def txncheck_cli():
     def run(*args, cwd=None, env=None):
         p = subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
         return p.returncode, p.stdout, p.stderr
+    return run
+
+
+@pytest.fixture(scope="session")
+def txncheck_main():
+    """Run the command line in this process (`txncheck.cli.main.main`: no interpreter to start, for
+    tests that run many commands); returns (exit code, stdout, stderr)."""
+    from txncheck.cli.main import main
+
+    def run(*args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return code, out.getvalue(), err.getvalue()
     return run

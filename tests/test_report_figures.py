@@ -1,5 +1,6 @@
-"""The report's figures: a table's state machine (reports/state_diagram.py), as a graph derived from
-the rows and as a drawing, and the states per BFS level (reports/level_plot.py)."""
+"""The report's figures: a table's state machine, as a graph derived from the rows
+(reports/status_graph.py) and as a drawing (reports/state_diagram.py), and the states per BFS level
+(reports/level_plot.py)."""
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -8,8 +9,8 @@ import pytest
 
 from txncheck.checker.symbolic.tables import verify_tables
 from txncheck.reports.level_plot import plot_levels, render_levels, use_log
-from txncheck.reports.state_diagram import (ANY, draw_status_diagram, edge_rows, render_status_diagram,
-                                            status_graph)
+from txncheck.reports.state_diagram import draw_status_diagram, render_status_diagram
+from txncheck.reports.status_graph import ANY, edge_rows, status_graph
 from txncheck.spec.catalog import load
 from txncheck.spec.domains import BOOL, EnumDomain, IdSet
 from txncheck.spec.expr import Config, Exists, If, Not, Param, Var

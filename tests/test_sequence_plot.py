@@ -10,7 +10,8 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from txncheck.reports.sequence_plot import chart_height_px, plot_story, render_story
+from txncheck.reports.sequence_layout import chart_height_px, row_height
+from txncheck.reports.sequence_plot import plot_story, render_story
 from txncheck.traces.replay import model_for
 from txncheck.traces.schema import Step, Trace, load
 from txncheck.traces.story import LaneId, Message, Story, StoryStep, build_story
@@ -213,7 +214,7 @@ def test_a_2000_step_story_renders_in_reasonable_time_at_the_documented_size(tmp
     plot_story(story, trace, str(tmp_path / "big.png"), "png")
     took = time.monotonic() - t0
     w, h = png_size(tmp_path / "big.png")
-    assert h == chart_height_px(n) == 20240  # the module docstring's 2,000-step figure
+    assert h == chart_height_px(n) == 20240  # sequence_layout.py's docstring: its 2,000-step figure
     assert w < 2000
     assert took < 90, f"{took:.1f} s"
     t0 = time.monotonic()
@@ -224,7 +225,6 @@ def test_a_2000_step_story_renders_in_reasonable_time_at_the_documented_size(tmp
 
 
 def test_row_height_shrinks_beyond_200_steps_and_the_height_is_capped():
-    from txncheck.reports.sequence_plot import row_height
     assert row_height(3) == row_height(200) == 0.30
     assert row_height(400) == pytest.approx(0.15) and row_height(600) == pytest.approx(0.10)
     assert row_height(2000) == pytest.approx(0.10)

@@ -2,9 +2,7 @@
 sees (issue 15, items 5 and 6)."""
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import os
 import subprocess
@@ -15,7 +13,6 @@ from dataclasses import replace
 import pytest
 from jsonschema import Draft202012Validator
 
-from txncheck.cli.main import main
 from txncheck.traces import schema as trace_schema
 from txncheck.traces.replay import replay
 from txncheck.traces.schema import MAX_TRACE_BYTES, Trace, TraceError, load
@@ -23,15 +20,8 @@ from txncheck.traces.schema import MAX_TRACE_BYTES, Trace, TraceError, load
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory):
+def traces(tmp_path_factory, txncheck_main):
     """Trace files written by the command line: {name: path}."""
     root = tmp_path_factory.mktemp("schema-traces")
     out = {}
@@ -42,13 +32,13 @@ def traces(tmp_path_factory):
         "inv": ["check", "kafka", "--variant", "D4-no-sequence-check", "--invariants", "--property", "IND-64"],
     }
     for name, argv in runs.items():
-        code, _, err = _cli(*argv, "--out", str(root / name))
+        code, _, err = txncheck_main(*argv, "--out", str(root / name))
         assert code in (0, 1), err
         for f in sorted(os.listdir(root / name / "traces")):
             if f.endswith(".json"):
                 out[f"{name}/{f[:-5]}"] = str(root / name / "traces" / f)
-    code, _, err = _cli("bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "5",
-                        "--out", str(root / "bmc"))
+    code, _, err = txncheck_main("bmc", "twophase", "--variant", "commit-without-all-prepared", "--depth", "5",
+                                 "--out", str(root / "bmc"))
     assert code == 1, err
     with open(root / "bmc" / "result.json", encoding="utf-8") as f:
         (prop,) = json.load(f)["properties"]
@@ -96,9 +86,9 @@ def test_every_written_trace_fits_the_schema_with_a_plain_validator(traces):
         assert not errors, (name, errors[0].message)
 
 
-def test_written_traces_replay_confirmed(traces):
+def test_written_traces_replay_confirmed(traces, txncheck_main):
     for name, path in traces.items():
-        code, out, err = _cli("replay", "--show", path)
+        code, out, err = txncheck_main("replay", "--show", path)
         assert "confirmed against" in out and "NOT" not in out, (name, out, err)
         assert code == (0 if "/Some" in name else 1), (name, out)
 
@@ -148,11 +138,11 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("edit,needle", MALFORMED, ids=[m[1] for m in MALFORMED])
-def test_malformed_trace_names_the_field(traces, tmp_path, edit, needle):
+def test_malformed_trace_names_the_field(traces, tmp_path, edit, needle, txncheck_main):
     d = _doc(traces)
     edit(d)
     for show in ((), ("--show",)):
-        code, out, err = _cli("replay", *show, _write(tmp_path, d))
+        code, out, err = txncheck_main("replay", *show, _write(tmp_path, d))
         assert code == 2, out + err
         assert needle in err and "malformed trace" in err and "Traceback" not in err, err
         assert "write the trace again" in err or "keep one" in err
@@ -167,29 +157,29 @@ def test_malformed_trace_names_the_field(traces, tmp_path, edit, needle):
     ('"tags": []', '"tags": ' + "[" * 40 + "]" * 40, "steps[0].tags[0][0]"),
     ('"tmState": "init"', '"tmState": "bogus", "tmState": "init"', "steps[0].state.tmState appears twice"),
 ])
-def test_unreadable_values_are_exit_2_naming_the_field(traces, tmp_path, old, new, needle):
+def test_unreadable_values_are_exit_2_naming_the_field(traces, tmp_path, old, new, needle, txncheck_main):
     text = json.dumps(_doc(traces))
     assert old in text
-    code, out, err = _cli("replay", "--show", _write(tmp_path, text=text.replace(old, new, 1)))
+    code, out, err = txncheck_main("replay", "--show", _write(tmp_path, text=text.replace(old, new, 1)))
     assert code == 2 and needle in err and "Traceback" not in err, err
 
 
-def test_files_that_are_not_traces(tmp_path):
-    code, _, err = _cli("replay", "/dev/zero")
+def test_files_that_are_not_traces(tmp_path, txncheck_main):
+    code, _, err = txncheck_main("replay", "/dev/zero")
     assert code == 2 and "is not a regular file" in err
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    code, _, err = _cli("replay", str(fifo))  # must not wait for a writer
+    code, _, err = txncheck_main("replay", str(fifo))  # must not wait for a writer
     assert code == 2 and "is not a regular file" in err
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(MAX_TRACE_BYTES + 1)  # sparse: nothing is written
-    code, _, err = _cli("replay", str(big))
+    code, _, err = txncheck_main("replay", str(big))
     assert code == 2 and "more than a trace can have" in err
-    code, _, err = _cli("replay", str(tmp_path))
+    code, _, err = txncheck_main("replay", str(tmp_path))
     assert code == 2 and "is a directory" in err
     (tmp_path / "bin.json").write_bytes(b'{"schema": "\xff"}')
-    code, _, err = _cli("replay", str(tmp_path / "bin.json"))
+    code, _, err = txncheck_main("replay", str(tmp_path / "bin.json"))
     assert code == 2 and "is not UTF-8 text" in err
 
 
@@ -202,10 +192,10 @@ def test_show_under_an_ascii_terminal_is_not_a_crash(traces):
     assert b"tmState: init \\u2192 done" in p.stdout
 
 
-def test_control_characters_from_a_file_are_printed_escaped(traces, tmp_path):
+def test_control_characters_from_a_file_are_printed_escaped(traces, tmp_path, txncheck_main):
     d = _doc(traces)
     d["steps"][1]["label"] = "TM-02\x1b[2J"
-    code, out, _ = _cli("replay", "--show", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", "--show", _write(tmp_path, d))
     assert code == 2 and "\x1b" not in out and "\\x1b[2J" in out
 
 
@@ -244,47 +234,47 @@ FORGED = [
 
 
 @pytest.mark.parametrize("edit,needle", FORGED, ids=[f[1][:50] for f in FORGED])
-def test_replay_refuses_a_trace_whose_descriptive_fields_are_false(traces, tmp_path, edit, needle):
+def test_replay_refuses_a_trace_whose_descriptive_fields_are_false(traces, tmp_path, edit, needle, txncheck_main):
     d = _doc(traces)
     edit(d)
-    code, out, err = _cli("replay", _write(tmp_path, d))
+    code, out, err = txncheck_main("replay", _write(tmp_path, d))
     assert code == 2 and "NOT confirmed" in out, out + err
     assert needle in out, out
 
 
-def test_the_issue_example_is_not_confirmed(traces, tmp_path):
+def test_the_issue_example_is_not_confirmed(traces, tmp_path, txncheck_main):
     d = _doc(traces)
     d["steps"][1]["changed"][0]["after"] = "bogus"    # tmState: init → bogus
     d["values"]["rmState[r1]"] = "bogus"              # violated by: rmState[r1] = bogus
-    code, out, _ = _cli("replay", "--show", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", "--show", _write(tmp_path, d))
     assert "tmState: init → bogus" in out and "violated by: rmState[r1] = bogus" in out
     assert code == 2 and "NOT confirmed" in out and "(diverges at step 1)" in out
 
 
-def test_provenance_and_key_order_do_not_change_the_verdict(traces, tmp_path):
+def test_provenance_and_key_order_do_not_change_the_verdict(traces, tmp_path, txncheck_main):
     d = _doc(traces)
     d["engine"], d["symmetry"] = "scalar", True
     d = dict(reversed(list(d.items())))
     d["steps"][2] = dict(reversed(list(d["steps"][2].items())))
-    code, out, _ = _cli("replay", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", _write(tmp_path, d))
     assert code == 1 and "confirmed" in out
 
 
-def test_config_overrides_must_be_what_differs_from_the_named_config(traces, tmp_path):
+def test_config_overrides_must_be_what_differs_from_the_named_config(traces, tmp_path, txncheck_main):
     d = _doc(traces, "rm2/SomeAbort")
     assert d["config"]["values"]["rm"] == 2 and d["config"]["overrides"] == {"rm": 2}
     d["config"]["overrides"] = {"rm": 3}
-    code, out, _ = _cli("replay", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", _write(tmp_path, d))
     assert code == 2 and "config.overrides.rm says 3, the spec gives 2" in out
     del d["config"]["overrides"]  # the text would say "config tiny" of a run with rm=2
-    code, out, _ = _cli("replay", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", _write(tmp_path, d))
     assert code == 2 and "config.overrides.rm is missing (the spec gives 2)" in out
     d = _doc(traces, "tp/TCConsistent")
     d["config"]["name"] = "nightly"  # nightly has 8 RMs; the trace's values and states have 3
-    code, out, _ = _cli("replay", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", _write(tmp_path, d))
     assert code == 2 and "config.overrides.rm is missing (the spec gives 3)" in out
     d["config"]["overrides"] = {"rm": 3}  # true: nightly with rm=3 is this model
-    code, out, _ = _cli("replay", _write(tmp_path, d))
+    code, out, _ = txncheck_main("replay", _write(tmp_path, d))
     assert code == 1 and "confirmed" in out
 
 
