@@ -12,14 +12,14 @@ from dataclasses import asdict, replace
 
 from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground_ir import GroundModel
-from txncheck.spec.model import ALWAYS, RECOVERABLE, SOMETIMES, Spec
+from txncheck.spec.model import ALWAYS, EVENTUALLY, LEADS_TO, RECOVERABLE, SOMETIMES, Spec
 from txncheck.spec.request import ModelRequest
-from txncheck.traces.build import DEADLOCK_EXPLANATION, build_trace, unrecoverable_explanation
+from txncheck.traces.build import DEADLOCK_EXPLANATION, build_lasso_trace, build_trace, unrecoverable_explanation
 
-from . import engines, recoverable
+from . import engines, liveness, recoverable
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
-from .paths import concrete_path
+from .paths import concrete_path, start_state
 from .result import CheckResult, PropertyOutcome
 
 DEFAULT_ENGINE = engines.DEFAULT_ENGINE
@@ -47,6 +47,13 @@ def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreO
             if n in model.not_applicable:
                 raise ConfigError(f"property {n} does not apply to this configuration of {model.spec.name} "
                                   f"(see `txncheck specs {model.spec.name}`); choose a config that includes it")
+    live = [p for p in selected_properties(model, opts) if p.kind in (EVENTUALLY, LEADS_TO)]
+    if live:
+        if opts.symmetry:
+            raise ConfigError(f"{', '.join(p.name for p in live)}: eventually and leads_to properties are not checked "
+                              "under --symmetry (a fair cycle of the reduced graph need not be one of the model); "
+                              "run without --symmetry, or choose other properties with --property")
+        liveness.fairness_groups(model)  # a misnamed row or parameter in the fairness is refused before the search
     outcome = engines.explore(chosen, request, model, opts, settings)
     return judge(model, outcome, opts, engine)
 
@@ -66,10 +73,12 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
     outcomes, traces = [], {}
+    groups = graph = None  # built once, on the first property that needs them
 
     def trace_for(name, index, kind, explanation=""):
-        acts = concrete_path(model, outcome, index, options.symmetry)
-        tr = build_trace(model, acts, name, kind, engine, explanation, options.symmetry)
+        start = start_state(model, outcome, index, options.symmetry)
+        acts = concrete_path(model, outcome, index, options.symmetry, start)
+        tr = build_trace(model, acts, name, kind, engine, explanation, options.symmetry, initial=start)
         traces[name] = tr
         return tr
 
@@ -89,11 +98,26 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                 po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
         elif p.kind == RECOVERABLE:
             if outcome.complete and outcome.edges is not None:
-                bad = recoverable.check(model, outcome, p.name)
+                graph = graph or recoverable.ReverseGraph.of(outcome)
+                bad = recoverable.check(model, outcome, p.name, graph)
                 if bad is None:
                     po = PropertyOutcome(p.name, p.kind, "holds", doc)
                 else:
                     tr = trace_for(p.name, bad, "unrecoverable", unrecoverable_explanation(p.prop))
+                    po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
+            else:
+                po = PropertyOutcome(p.name, p.kind, "unknown", doc)
+        elif p.kind in (EVENTUALLY, LEADS_TO):
+            if outcome.complete and outcome.edges is not None:
+                groups = groups or liveness.fairness_groups(model)
+                graph = graph or recoverable.ReverseGraph.of(outcome)
+                lasso = liveness.check(model, outcome, p.name, groups, graph)
+                if lasso is None:
+                    po = PropertyOutcome(p.name, p.kind, "holds", doc)
+                else:
+                    tr = build_lasso_trace(model, list(lasso.actions), lasso.loop, lasso.start, p.name, engine,
+                                           initial=lasso.initial)
+                    traces[p.name] = tr
                     po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
             else:
                 po = PropertyOutcome(p.name, p.kind, "unknown", doc)

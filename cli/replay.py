@@ -33,7 +33,7 @@ def run(args) -> int:
             _emit(f"page: {_write_page(args, trace)}")
         if trace.kind == "cti":
             return 3  # as `txncheck bmc --induction`: not a violation, not a proof
-        return 1 if trace.kind in ("violation", "deadlock", "unrecoverable") else 0
+        return 1 if trace.kind in ("violation", "deadlock", "unrecoverable", "lasso") else 0
     where = f" (diverges at step {report.diverged_at})" if report.diverged_at is not None else ""
     _emit(f"replay: NOT confirmed against {trace.spec} {against}: {report.message}{where}")
     return 2

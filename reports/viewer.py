@@ -18,7 +18,7 @@ from txncheck.spec.expr import show
 from txncheck.spec.errors import TxncheckError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import Spec
-from txncheck.traces.render import flat_state
+from txncheck.traces.render import OUTCOME, flat_state
 from txncheck.traces.replay import model_for, replay
 from txncheck.traces.schema import Trace, TraceError
 from txncheck.traces.story import Story, build_story, step_lines, walk
@@ -27,8 +27,7 @@ from txncheck.traces.text import var_groups
 from .chart_svg import LANE_W, LEFT, height, lane_key, render_chart, width
 
 VIEWER_SCHEMA = "txncheck.viewer/1"
-_VERB = {"violation": "violated", "witness": "witnessed", "deadlock": "deadlock", "unrecoverable": "cannot recover",
-         "cti": "not inductive"}
+_VERB = OUTCOME
 
 
 @cache

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from .domains import BOOL, Domain, EnumDomain
+from .domains import BOOL, ConstPlus, Domain, EnumDomain
 from .errors import SpecError
 
 
@@ -126,6 +126,41 @@ class Read(Expr):
         return Update(self, lift(value))
 
 
+class OneOf:
+    """A var's initial value chosen among several: every cell of the var starts in each of `values` (TLA+'s
+    `x \\in S` in Init; for an array var, `x \\in [D -> S]`). `ANY` is every value of the var's domain.
+    The initial states are every combination, less those the spec's `init` constraints exclude."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, *values):
+        if len(values) == 1 and isinstance(values[0], (set, frozenset, tuple, list)):
+            values = tuple(values[0])
+        if not values:
+            raise SpecError("OneOf() needs at least one value, e.g. OneOf(False, True); for every value of the "
+                            "domain write ANY")
+        object.__setattr__(self, "values", tuple(lift(v) for v in values))
+
+    def __setattr__(self, key, value):
+        raise AttributeError("OneOf is immutable")
+
+    def __repr__(self):
+        return f"OneOf({', '.join(map(repr, self.values))})"
+
+
+class _Any:
+    """Every value of the var's domain, as a var's initial value (TLA+'s `x \\in Domain` in Init)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "ANY"
+
+
+ANY = _Any()
+INIT_CHOICES = (OneOf, _Any)
+
+
 class Var(Expr):
     """A state variable: a scalar, or an array over index domains. Ghost vars serve properties only.
 
@@ -136,10 +171,19 @@ class Var(Expr):
 
     def __init__(self, name: str, domain: Domain, index: tuple[Domain, ...] = (), init=None,
                  ghost: bool = False, doc: str = ""):
+        if not isinstance(name, str) or not name:
+            raise SpecError(f"a var's name must be a non-empty string, not {name!r}: Var(\"x\", Domain, ...)")
+        if not isinstance(domain, Domain):
+            raise SpecError(f"its domain must be a Domain (EnumDomain, IntRange, IdSet, BOOL, ...), not "
+                            f"{type(domain).__name__}: Var({name!r}, Domain, ...)", var=name)
+        if isinstance(index, Domain) or not isinstance(index, (tuple, list)) or \
+                not all(isinstance(d, Domain) for d in index):
+            raise SpecError(f"index must be a tuple of domains, e.g. index=(RM,) or index=(RM, Slot), not "
+                            f"{index!r}", var=name)
         self.name = name
         self.domain = domain
         self.index = tuple(index)
-        self.init = lift(init) if init is not None else None
+        self.init = init if isinstance(init, INIT_CHOICES) else lift(init) if init is not None else None
         self.ghost = ghost
         self.doc = doc
 
@@ -183,6 +227,15 @@ def lift(x) -> Expr:
     if isinstance(x, str):
         raise SpecError(f"cannot use string {x!r} in an expression; enum labels are attributes of "
                         "their domain (e.g. TxnState.ONGOING) and constants are Config('name')")
+    if isinstance(x, ConstPlus):
+        raise SpecError(f"ConstPlus({x.name!r}, {x.delta}) bounds domains only; in an expression write "
+                        f"Config({x.name!r}) {'-' if x.delta < 0 else '+'} {abs(x.delta)}")
+    if isinstance(x, Domain):
+        raise SpecError(f"domain {x.name} is not a value; bind a row parameter over it (Param('x', {x.name})) or "
+                        f"quantify over it (ForAll({x.name}, lambda x: ...))")
+    if isinstance(x, (set, frozenset, tuple, list)):
+        raise SpecError(f"cannot use the {type(x).__name__} {x!r} in an expression: a var holds one value; for a "
+                        "choice among several, give the row a parameter over a domain (Param) and one row per case")
     raise SpecError(f"cannot use {x!r} ({type(x).__name__}) in an expression; use a literal, "
                     "a var read, a parameter or an enum label")
 
@@ -284,7 +337,8 @@ def Assign(target, value) -> Update:
     if isinstance(target, Var):
         target = Read(target, ())
     if not isinstance(target, Read):
-        raise SpecError(f"the target of an assignment must be a var or an indexed var, not {show(target)}")
+        raise SpecError(f"the target of an assignment must be a var or an indexed var, not {show(target)}; write "
+                        "x.set(value) or x[i].set(value)")
     return Update(target, lift(value))
 
 

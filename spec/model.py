@@ -10,6 +10,7 @@ from typing import Mapping
 
 from .domains import Domain
 from .errors import ConfigError, SpecError
+from .fairness import Fairness, SetFairness
 from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
 from .sequence import At, Channel, Lane, Receive
 
@@ -97,6 +98,9 @@ class Property:
     """`always`: holds in every reachable state. `sometimes`: holds in some reachable state (a
     non-vacuity witness). `recoverable`: from every reachable state where `when` holds, a state
     satisfying `expr` is reachable using only rows without the tags in `exclude_tags`.
+    `eventually`: every fair behaviour reaches a state satisfying `expr` (TLA+'s `<>expr`).
+    `leads_to`: in every fair behaviour, every state where `when` holds is followed (or matched) by
+    one satisfying `expr` (TLA+'s `when ~> expr`). Fairness is the spec's (`Spec.fairness`).
     `applies` (configuration constants only) says for which configs the property is checked at all:
     a feature's properties and witnesses do not apply where the config leaves the feature out."""
 
@@ -111,9 +115,15 @@ class Property:
 
     def __post_init__(self):
         if self.kind not in PROPERTY_KINDS:
-            raise SpecError(f"property {self.name}: kind must be one of {', '.join(PROPERTY_KINDS)}, "
-                            f"not {self.kind!r}")
+            raise SpecError(f"kind must be one of {', '.join(PROPERTY_KINDS)}, not {self.kind!r}; build it with "
+                            "Always(...), Sometimes(...), Recoverable(...), Eventually(...) or LeadsTo(...)", prop=self.name)
         object.__setattr__(self, "expr", lift(self.expr))
+        if self.kind == LEADS_TO and self.when is None:
+            raise SpecError(f"a leads_to property needs its condition: LeadsTo({self.name!r}, when, goal)",
+                            prop=self.name)
+        if self.kind == EVENTUALLY and self.when is not None:
+            raise SpecError(f"an eventually property has no condition; write LeadsTo({self.name!r}, when, goal) "
+                            "for one", prop=self.name)
         if self.applies is not None:
             object.__setattr__(self, "applies", lift(self.applies))
 
@@ -129,6 +139,16 @@ def Sometimes(name, expr, doc="", ref="", applies=None) -> Property:
 def Recoverable(name, goal, doc="", when=None, exclude_tags=(), ref="") -> Property:
     return Property(name, RECOVERABLE, goal, doc, when=None if when is None else lift(when),
                     exclude_tags=tuple(exclude_tags), ref=ref)
+
+
+def Eventually(name, goal, doc="", ref="", applies=None) -> Property:
+    """Every fair behaviour reaches a state where `goal` holds (TLA+'s `<>goal`)."""
+    return Property(name, EVENTUALLY, goal, doc, ref=ref, applies=applies)
+
+
+def LeadsTo(name, when, goal, doc="", ref="", applies=None) -> Property:
+    """Whenever `when` holds, `goal` holds then or later, in every fair behaviour (TLA+'s `when ~> goal`)."""
+    return Property(name, LEADS_TO, goal, doc, when=lift(when), ref=ref, applies=applies)
 
 
 @dataclass(frozen=True)
@@ -192,7 +212,7 @@ class SetParam:
     value: object
 
 
-Edit = DropRow | DropConjunct | ReplaceGuard | ReplaceUpdate | AddRow | SetParam
+Edit = DropRow | DropConjunct | ReplaceGuard | ReplaceUpdate | AddRow | SetParam | SetFairness
 
 
 @dataclass(frozen=True)
@@ -272,6 +292,8 @@ class Spec:
     lanes: tuple[Lane, ...] = ()  # sequence-chart lanes, left to right (spec/sequence.py)
     channels: tuple[Channel, ...] = ()  # the cells that hold messages in flight
     findings: str = ""  # what the checker found: a Markdown file of the txncheck.spec package (txncheck report)
+    fairness: tuple[Fairness, ...] = ()  # for eventually / leads_to properties (spec/fairness.py)
+    retired: tuple[tuple[str, str], ...] = ()  # constants the spec no longer has: (name, what replaces it)
 
     # -- lookups ------------------------------------------------------------------------------
     @property
@@ -282,7 +304,7 @@ class Spec:
         for r in self.rows:
             if r.id == row_id:
                 return r
-        raise SpecError(f"spec {self.name} has no row {row_id}")
+        raise SpecError(f"spec {self.name} has no row {row_id}; `txncheck tables` lists its rows")
 
     def property(self, name: str) -> Property:
         for p in self.properties:
@@ -309,6 +331,9 @@ class Spec:
         for p in self.params:
             if p.name == name:
                 return p
+        for old, advice in self.retired:
+            if old == name:
+                raise ConfigError(f"spec {self.name} has no configuration constant '{name}' any more: {advice}")
         known = ", ".join(p.name for p in self.params) or "none"
         raise ConfigError(f"spec {self.name} has no configuration constant '{name}'; "
                           f"known constants: {known}")
@@ -317,8 +342,15 @@ class Spec:
     def resolve_config(self, config: str | None = None, overrides: Mapping[str, object] = ()) -> "ResolvedConfig":
         named = self.config(config) if config else (self.configs[0] if self.configs else NamedConfig("default"))
         values: dict[str, object] = {p.name: p.default for p in self.params}
-        for k, v in named.values:
-            values[k] = self.param(k).parse(v)
+        for item in named.values:  # a mistake here is written in the spec: about the named config
+            if not (isinstance(item, (tuple, list)) and len(item) == 2):
+                raise ConfigError(f"its values must be (name, value) pairs, e.g. ((\"rm\", 3),), not {named.values!r}",
+                                  config=named.name)
+            k, v = item
+            try:
+                values[k] = self.param(k).parse(v)
+            except ConfigError as err:
+                raise ConfigError(f"sets {k}={v!r}, but {err.message}", config=named.name) from None
         for k, v in self.forced:  # a variant's switch wins over the named config
             values[k] = v
         max_states, max_depth = named.max_states, named.max_depth
@@ -342,7 +374,9 @@ class Spec:
         names = {p.name for p in self.properties}
         clash = sorted(p.name for p in self.invariants_for_induction if p.name in names)
         if clash:
-            raise SpecError(f"strengthening invariants named like properties: {', '.join(clash)}; rename them")
+            raise SpecError("a strengthening invariant has this name too"
+                            + (f" (and so have {', '.join(clash[1:])})" if clash[1:] else "") + "; rename them",
+                            prop=clash[0])
         return replace(self, properties=self.properties + self.invariants_for_induction, invariants_for_induction=())
 
     # -- variants -----------------------------------------------------------------------------
@@ -353,7 +387,11 @@ class Spec:
         tables = list(self.tables)
         params = list(self.params)
         forced = dict(self.forced)
+        fairness = self.fairness
         for edit in variant.edits:
+            if isinstance(edit, SetFairness):
+                fairness = tuple(edit.fairness)
+                continue
             if isinstance(edit, SetParam):
                 p = self.param(edit.name)
                 forced[edit.name] = p.parse(edit.value)
@@ -362,7 +400,8 @@ class Spec:
             if isinstance(edit, AddRow):
                 actors = [t.actor for t in tables]
                 if edit.table not in actors:
-                    raise SpecError(f"variant {name}: no table {edit.table}")
+                    raise SpecError(f"AddRow names table {edit.table}, which the spec does not have; its tables are "
+                                    f"{', '.join(actors)}", variant=name)
                 idx = actors.index(edit.table)
                 tables[idx] = replace(tables[idx], rows=tables[idx].rows + (edit.row,))
                 continue
@@ -376,9 +415,10 @@ class Spec:
                     rows[ri] = _apply_edit(r, edit, name)
                 tables[ti] = replace(t, rows=tuple(x for x in rows if x is not None))
             if not found:
-                raise SpecError(f"variant {name} edits row {edit.row}, which the spec does not have")
+                raise SpecError(f"edits row {edit.row}, which the spec does not have; fix the row id (`txncheck "
+                                "tables` lists the rows)", variant=name)
         return replace(self, tables=tuple(tables), params=tuple(params), variant=name,
-                       forced=tuple(sorted(forced.items())))
+                       forced=tuple(sorted(forced.items())), fairness=fairness)
 
 
 def _apply_edit(r: Row, edit, vname: str) -> Row | None:
@@ -386,19 +426,22 @@ def _apply_edit(r: Row, edit, vname: str) -> Row | None:
         return None
     if isinstance(edit, DropConjunct):
         if not 0 <= edit.index < len(r.guard):
-            raise SpecError(f"variant {vname}: row {r.id} has no guard conjunct {edit.index}")
+            raise SpecError(f"row {r.id} has no guard conjunct {edit.index}: its {len(r.guard)} conjuncts are "
+                            f"numbered from 0", variant=vname)
         return replace(r, guard=r.guard[:edit.index] + r.guard[edit.index + 1:])
     if isinstance(edit, ReplaceGuard):
         return replace(r, guard=tuple(edit.guard) if isinstance(edit.guard, (tuple, list)) else (edit.guard,))
     if isinstance(edit, ReplaceUpdate):
         hits = [k for k, u in enumerate(r.updates) if u.target.var.name == edit.target]
         if not hits:
-            raise SpecError(f"variant {vname}: row {r.id} does not update {edit.target}")
+            raise SpecError(f"row {r.id} does not update {edit.target}; it updates "
+                            f"{', '.join(u.target.var.name for u in r.updates) or 'nothing'}", variant=vname)
         if edit.value is None:
             return replace(r, updates=tuple(u for k, u in enumerate(r.updates) if k not in hits))
         k = hits[0]
         return replace(r, updates=r.updates[:k] + (Update(r.updates[k].target, lift(edit.value)),) + r.updates[k + 1:])
-    raise SpecError(f"variant {vname}: unknown edit {edit!r}")
+    raise SpecError(f"{edit!r} is not an edit; use DropRow, DropConjunct, ReplaceGuard, ReplaceUpdate, AddRow, "
+                    "SetParam or SetFairness", variant=vname)
 
 
 def _parse_bound(k, v) -> int | None:

@@ -1,7 +1,10 @@
 """Build a trace by replaying action ids from the initial state with the reference interpreter."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from txncheck.spec.errors import EvaluationError
+from txncheck.spec.fairness import describe
 from txncheck.spec.evaluate import cells_read, evaluate, explain, successor
 from txncheck.spec.ground_ir import GroundModel
 
@@ -40,9 +43,10 @@ def _param_label(a, name, value, model):
     return value
 
 
-def states_along(model: GroundModel, action_ids) -> list[tuple[int, ...]]:
-    """The states visited by applying `action_ids` from the initial state (guards checked)."""
-    s = tuple(model.init)
+def states_along(model: GroundModel, action_ids, start=None) -> list[tuple[int, ...]]:
+    """The states visited by applying `action_ids` from `start` (by default the first initial state), guards
+    checked."""
+    s = tuple(model.init) if start is None else tuple(start)
     out = [s]
     for k, aid in enumerate(action_ids):
         a = model.actions[aid]
@@ -68,6 +72,8 @@ def property_values(model: GroundModel, prop_name: str, state, kind: str) -> dic
     p = _ground_property(model, prop_name)
     if p is None or kind == "deadlock":
         return {}
+    if kind == "lasso":  # the goal is false there (and ever after); its condition held earlier
+        return _labelled(model, explain(p.expr, state), state)
     if kind == "witness":
         holds = _evaluates(p.expr, state)
         cells = explain(p.expr, state) if holds or p.when is None else explain(p.when, state)
@@ -120,6 +126,29 @@ def unrecoverable_explanation(prop) -> str:
     return f"from the last state no state satisfying {prop.name}'s goal is reachable{excl}"
 
 
+def lasso_explanation(model: GroundModel, prop, start: int, loop: int, length: int) -> str:
+    """What `txncheck check` says of an eventually or leads_to property's lasso (`prop` a Property): where
+    its condition held, how the behaviour repeats, and under which fairness."""
+    if prop.kind == "leads_to":
+        head = f"at step {start} {prop.name}'s condition holds, and its goal never holds from then on"
+    else:
+        head = f"{prop.name}'s goal never holds"
+    if loop == length:
+        tail = (f"after step {length} nothing happens forever (stuttering): no action the fairness covers is "
+                "enabled there")
+    else:
+        tail = f"steps {loop + 1}-{length} return to the state of step {loop} and repeat forever"
+    return f"{head}: {tail} (fairness: {describe(model.spec.fairness)})"
+
+
+def build_lasso_trace(model: GroundModel, action_ids, loop: int, start: int, prop_name: str, engine: str,
+                      initial=None) -> Trace:
+    """A fair behaviour that never meets the goal: the actions to the loop's end, then back to step `loop`."""
+    p = _ground_property(model, prop_name)
+    explanation = lasso_explanation(model, p.prop, start, loop, len(action_ids))
+    return replace(build_trace(model, action_ids, prop_name, "lasso", engine, explanation, initial=initial), loop=loop)
+
+
 def cti_explanation(others) -> str:
     """A counterexample to induction's explanation; `others`: the other candidates its last state violates."""
     return CTI_EXPLANATION + (f" The last state also violates {', '.join(others)}." if others else "")
@@ -135,8 +164,9 @@ def provenance(model: GroundModel) -> dict:
 
 
 def build_trace(model: GroundModel, action_ids, prop_name: str, kind: str, engine: str,
-                explanation: str = "", symmetry: bool = False) -> Trace:
-    states = states_along(model, action_ids)
+                explanation: str = "", symmetry: bool = False, initial=None) -> Trace:
+    """`initial`: the initial state the actions start from (by default the first; a spec may have several)."""
+    states = states_along(model, action_ids, initial)
     steps = _steps(model, states, action_ids, step_of(model, 0, None, None, states[0]))
     prop = _property(model, prop_name, kind)
     if kind == "deadlock":

@@ -40,6 +40,9 @@ from .schema import Trace
 
 _VERB = {"violation": "is violated", "witness": "is witnessed", "deadlock": "deadlock",
          "unrecoverable": "cannot recover"}
+# a trace's kind as the viewer and the plots name its outcome
+OUTCOME = {"violation": "violated", "witness": "witnessed", "deadlock": "deadlock", "unrecoverable": "cannot recover",
+           "cti": "not inductive", "lasso": "violated"}
 WIDTH = 110  # lines of cells are wrapped at this width
 
 
@@ -89,6 +92,8 @@ def render_trace_text(t: Trace, story: Mapping[int, str] | None = None, guide: S
         lines.append(f"{s.index:>4}  {s.label}  [{s.actor}: {s.trigger}]{tags}")
         # the changed cells, several to a line: a step reads as one short paragraph
         lines += _wrap(" " * 7, [f"{c['cell']}: {_fmt(c['before'])} → {_fmt(c['after'])}" for c in s.changed], " " * 7)
+    if t.loop is not None:
+        lines.append(_loop_line(t))
     lines.append("")
     if t.values:
         word = "witnessed by" if t.kind == "witness" else "violated by"
@@ -96,6 +101,14 @@ def render_trace_text(t: Trace, story: Mapping[int, str] | None = None, guide: S
     if t.explanation:
         lines.append(t.explanation)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _loop_line(t: Trace) -> str:
+    """TLC's "Back to state": where the lasso's cycle returns, or that it stutters forever."""
+    n = t.length
+    if t.loop == n:
+        return f"      then step {n}'s state repeats forever (stuttering)"
+    return f"      back to step {t.loop}: steps {t.loop + 1}-{n} repeat forever"
 
 
 def _header(t: Trace) -> list[str]:
@@ -108,6 +121,10 @@ def _header(t: Trace) -> list[str]:
     n = t.length
     if t.kind == "deadlock":
         head = f"{t.spec} (config {cfg}{var}): deadlock after {n} step{'s' if n != 1 else ''}"
+    elif t.kind == "lasso":
+        then = "stutters" if t.loop == n else "loops"
+        head = (f"{t.spec} (config {cfg}{var}): {p.get('kind', '')} property {p['name']} is violated by a fair "
+                f"behaviour: {n} step{'s' if n != 1 else ''}, then it {then} forever")
     elif t.kind == "cti":
         head = (f"{t.spec} (config {cfg}{var}): {p.get('kind', '')} property {p['name']} is not inductive: "
                 f"a counterexample to {n}-induction")

@@ -26,13 +26,15 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.request import ModelRequest
 from txncheck.spec.state_text import parse_state
 
-from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation, read_values,
-                    unrecoverable_explanation)
+from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation, lasso_explanation,
+                    read_values, unrecoverable_explanation)
+from .lasso import check_lasso, lasso_start
 from .schema import TRACE_SCHEMA_V1, Step, Trace, TraceError, field_path, show_value
 from .story import find_action
 
 # what a property of each kind can have a trace of
-TRACE_KINDS = {"always": ("violation", "cti"), "sometimes": ("witness",), "recoverable": ("unrecoverable",)}
+TRACE_KINDS = {"always": ("violation", "cti"), "sometimes": ("witness",), "recoverable": ("unrecoverable",),
+               "eventually": ("lasso",), "leads_to": ("lasso",)}
 # a descriptive field that is not what the spec gives: the trace was edited, or written by another model
 REWRITE = "a trace must say what the spec does; write it again with `txncheck check`"
 
@@ -249,8 +251,9 @@ def _violated(model: GroundModel, name: str, s) -> bool | None:
         return True
 
 
-def _diff_explanation(model: GroundModel, trace: Trace, prop, s) -> tuple[str, str] | None:
+def _diff_explanation(model: GroundModel, trace: Trace, prop, ids, states) -> tuple[str, str] | None:
     said = trace.explanation
+    s = states[-1]
     if trace.kind == "cti":
         # the candidates the solver also refuted depend on the run; each one named must be violated
         if said == cti_explanation(()):
@@ -270,6 +273,11 @@ def _diff_explanation(model: GroundModel, trace: Trace, prop, s) -> tuple[str, s
         expected = DEADLOCK_EXPLANATION
     elif trace.kind == "unrecoverable":
         expected = unrecoverable_explanation(prop.prop)
+    elif trace.kind == "lasso":
+        if not check_lasso(model, prop, ids, states, trace.loop)[0]:
+            return None  # not a fair lasso at all: the claim's check says why, which is the better message
+        start = lasso_start(prop, states, trace.loop)
+        expected = lasso_explanation(model, prop.prop, start, trace.loop, len(states) - 1)
     else:
         expected = ""
     if said == expected:
@@ -285,7 +293,7 @@ def _describe_differences(model: GroundModel, trace: Trace, prop, ids, states, b
     if trace.kind == "cti":
         built = build_cti_trace(model, states, ids, name, [name], trace.engine)
     else:
-        built = build_trace(model, ids, name, trace.kind, trace.engine, symmetry=trace.symmetry)
+        built = build_trace(model, ids, name, trace.kind, trace.engine, symmetry=trace.symmetry, initial=states[0])
     for k, (ours, theirs) in enumerate(zip(built.steps, trace.steps)):
         d = _diff_step(ours, theirs, k)
         if d:
@@ -304,7 +312,7 @@ def _describe_differences(model: GroundModel, trace: Trace, prop, ids, states, b
                        f"({_some(built.values)})")
     if d:
         return d
-    d = _diff_explanation(model, trace, prop, states[-1])
+    d = _diff_explanation(model, trace, prop, ids, states)
     if d:
         return d
     if not baseline:  # against another variant the trace's own variant and configuration cannot match
@@ -326,6 +334,14 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
             s = parse_state(model.layout, model.env, trace.steps[0].state)
         except SpecError as err:
             return fail(0, f"step 0 is not a state of this model: {err}", "steps[0].state", 0)
+    elif len(model.initial_states) > 1:  # the spec has several: step 0 must be one of them
+        try:
+            s = parse_state(model.layout, model.env, trace.steps[0].state)
+        except SpecError as err:
+            return fail(0, f"step 0 is not a state of this model: {err}", "steps[0].state", 0)
+        if s not in set(model.initial_states):
+            return fail(0, f"step 0 is not one of the spec's {len(model.initial_states):,} initial states (its vars' "
+                           "initial values and init constraints)", "steps[0].state", 0)
     else:
         s = tuple(model.init)
     d = _diff_tree(model.render_state(s), trace.steps[0].state, ("steps", 0, "state"))
@@ -399,6 +415,8 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
         ok = holds
         msg = f"{prop_name} is witnessed after {steps}" if ok else \
             f"{prop_name} does not hold in the last state (step {n})"
+    elif trace.kind == "lasso":
+        ok, msg = check_lasso(model, prop, ids, states, trace.loop)
     else:
         ok = not _goal_reachable(model, prop, s, search_limit)
         msg = (f"{prop_name}: no goal state is reachable from the state after {steps}" if ok

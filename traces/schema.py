@@ -31,7 +31,7 @@ TRACE_SCHEMA = "txncheck.trace/2"  # what txncheck writes
 TRACE_SCHEMA_V1 = "txncheck.trace/1"  # every step with its full state; still read
 SCHEMA_FILES = {TRACE_SCHEMA: "trace.schema.json", TRACE_SCHEMA_V1: "trace-1.schema.json"}
 SCHEMA_FILE = SCHEMA_FILES[TRACE_SCHEMA]
-KINDS = ("violation", "witness", "deadlock", "unrecoverable", "cti")  # cti: step 0 need not be initial
+KINDS = ("violation", "witness", "deadlock", "unrecoverable", "cti", "lasso")  # cti: step 0 need not be initial
 
 # Limits that keep a hostile or broken file from hanging or crashing the reader. The largest trace
 # the shipped specs write (Kafka eos, tens of steps) is a few MB and nests 7 levels deep.
@@ -75,6 +75,9 @@ class Trace:
     # name, a spec file's absolute path, or MODULE:ATTR) and the sha256 of its source (spec/loader.py)
     spec_source: str | None = None
     spec_sha256: str | None = None
+    # a lasso's loop (`kind == "lasso"`): after the last step the behaviour is back at the state after
+    # `loop` steps and repeats the steps after it forever; `loop == length`: it stutters there
+    loop: int | None = None
     # the format the trace was read from: a /1 file's `values` are every cell the property reads.
     # Not written (to_json writes /2) and not compared.
     schema: str = field(default=TRACE_SCHEMA, compare=False, repr=False)
@@ -89,13 +92,15 @@ class Trace:
         # field by field rather than dataclasses.asdict, whose deep copy of every state costs seconds on Kafka
         d = {}
         for f in fields(self):
-            if f.name in _PROVENANCE or f.name == "schema":
+            if f.name in _PROVENANCE or f.name in ("schema", "loop"):
                 continue
             d[f.name] = getattr(self, f.name)
             if f.name == "spec":  # where the spec came from, beside its name; absent when not known
                 d.update({k: getattr(self, k) for k in _PROVENANCE if getattr(self, k) is not None})
         d["steps"] = [{f.name: getattr(s, f.name) for f in fields(Step) if k == 0 or f.name != "state"}
                       for k, s in enumerate(self.steps)]
+        if self.loop is not None:
+            d["loop"] = self.loop
         return {"schema": TRACE_SCHEMA, **d}
 
     @staticmethod
@@ -113,6 +118,13 @@ class Trace:
             if s["index"] != i:
                 raise TraceError(f"{source}: malformed trace: {field_path(('steps', i, 'index'))}: expected {i}, "
                                  f"got {show_value(s['index'])}: steps are numbered 0, 1, 2, ... in order; {FIX}")
+        loop, n = d.get("loop"), len(d["steps"]) - 1
+        if (d["kind"] == "lasso") != (loop is not None):
+            raise TraceError(f"{source}: malformed trace: loop: a lasso trace (kind \"lasso\") has a loop and no other "
+                             f"kind has one, but kind is {show_value(d['kind'])} and loop is {show_value(loop)}; {FIX}")
+        if loop is not None and loop > n:
+            raise TraceError(f"{source}: malformed trace: loop: {loop} is past the last step ({n}); the loop is "
+                             f"the step whose state the behaviour returns to; {FIX}")
         states = [s["state"] for s in d["steps"]] if schema == TRACE_SCHEMA_V1 else _states(d["steps"], source)
         steps = tuple(Step(index=s["index"], row=s["row"], actor=s["actor"], trigger=s["trigger"], label=s["label"],
                            params=dict(s["params"]), tags=tuple(s["tags"]), state=state,
@@ -120,7 +132,7 @@ class Trace:
         return Trace(spec=d["spec"], variant=d["variant"], config=dict(d["config"]), engine=d["engine"],
                      property=dict(d["property"]), kind=d["kind"], steps=steps, values=dict(d["values"]),
                      explanation=d["explanation"], symmetry=d["symmetry"], spec_source=d.get("spec_source"),
-                     spec_sha256=d.get("spec_sha256"), schema=schema)
+                     spec_sha256=d.get("spec_sha256"), loop=d.get("loop"), schema=schema)
 
 
 _PROVENANCE = ("spec_source", "spec_sha256")  # optional fields of /2, written only when known

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import replace
-import json
 import os
 import shutil
 import sys
@@ -38,6 +37,7 @@ from functools import partial
 
 import numpy as np
 
+from txncheck.checker import checkpoint
 from txncheck.checker.levels import LevelRules
 from txncheck.checker.lookup import find_sorted
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome
@@ -150,18 +150,13 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     st = _State(options, n_actions, options.stop_on_violation)
     records: list[dict] = []
     level_times: list[float] = []
-    search_key = {"model": model_ref.to_json(), "always": always, "sometimes": sometimes,
-                  "recoverable": recoverable, "check_deadlock": options.check_deadlock,
-                  "max_states": options.max_states, "max_depth": options.max_depth,
-                  "stop_on_violation": options.stop_on_violation}
+    key = checkpoint.search_key(model_ref.to_json(), options, always, sometimes, recoverable)
     if sopts.resume:
         if not manifest.exists():
             raise SparkEngineError(f"--resume {sopts.resume}: no Spark engine store there (no manifest.json); "
-                                   "pass the directory given as --out to the killed run")
+                                   "pass the killed run's --out or --checkpoint directory")
         data = manifest.load()
-        if data["search"] != json.loads(json.dumps(search_key)):
-            raise SparkEngineError(f"--resume {sopts.resume}: that store was written for another model or "
-                                   f"options ({data['search']['model']}); run without --resume to start over")
+        checkpoint.refuse_other(f"--resume {sopts.resume}: that store", data["search"], key, SparkEngineError)
         partitions = int(data["partitions"])
         records = data["records"]
         st.initial(records[0])
@@ -195,7 +190,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                 partitions = int(sopts.partitions or max(4, 2 * dp))
             tasks = max(1, min(partitions, int(sopts.tasks or dp)))
             if not records:
-                manifest.data = {"version": storage.SCHEMA_VERSION, "search": json.loads(json.dumps(search_key)),
+                manifest.data = {"version": storage.SCHEMA_VERSION, "search": key,
                                  "partitions": partitions, "records": [], "engine": "spark"}
                 rec = _initial_level(kernel, model, root, partitions, always, sometimes, recoverable)
                 ledger = Ledger(root, partitions)

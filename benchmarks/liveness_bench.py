@@ -1,0 +1,41 @@
+"""How long judging liveness takes after the search: `python benchmarks/liveness_bench.py [SPEC CONFIG]`.
+
+Searches once (vector engine), sorts the edges by destination once (as `judge` does, shared by every
+property), then times each property judged on the state graph: `leads_to` and `eventually`
+(checker/liveness.py) beside `recoverable` (checker/recoverable.py). Prints one line each.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from txncheck.checker import engines, liveness, recoverable
+from txncheck.checker.outcome import ExploreOptions
+from txncheck.spec.model import EVENTUALLY, LEADS_TO, RECOVERABLE
+from txncheck.spec.request import ModelRequest
+
+
+def main(spec: str = "kafka", config: str = "ci") -> None:
+    req = ModelRequest.of(spec, config, {}, None)
+    model = req.ground()
+    t = time.perf_counter()
+    out = engines.explore(engines.engine_named("vector"), req, model, ExploreOptions(), None)
+    print(f"{spec} {config}: search {time.perf_counter() - t:.2f} s, {out.distinct:,} states, "
+          f"{len(out.edges[0]) if out.edges else 0:,} edges")
+    groups = liveness.fairness_groups(model)
+    t = time.perf_counter()
+    graph = recoverable.ReverseGraph.of(out)
+    print(f"  edges by destination: {time.perf_counter() - t:.2f} s")
+    for p in model.properties:
+        t = time.perf_counter()
+        if p.kind in (EVENTUALLY, LEADS_TO):
+            verdict = "holds" if liveness.check(model, out, p.name, groups, graph) is None else "violated"
+        elif p.kind == RECOVERABLE:
+            verdict = "holds" if recoverable.check(model, out, p.name, graph) is None else "violated"
+        else:
+            continue
+        print(f"  {p.name:<10} {p.kind:<12} {verdict:<9} {time.perf_counter() - t:.2f} s")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

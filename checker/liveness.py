@@ -1,0 +1,277 @@
+"""`eventually` and `leads_to` properties under fairness, judged on the stored state graph.
+
+A property `P ~> Q` (`eventually Q` is the same with P the initial states) is violated exactly
+when some reachable P-state starts a fair behaviour that never meets Q. Such a behaviour ends in
+a lasso: a path through not-Q states into a strongly connected set of not-Q states that it
+repeats forever. Every state may also stutter forever (TLA+'s semantics), which is a cycle of its own.
+
+Which cycles are fair is decided per strongly connected component, as in the standard algorithms
+for Streett conditions (Emerson and Lei; Latvala and Heljanko):
+- weak fairness of a group: the component takes one of its actions inside, or has a state where
+  the group is disabled (a cycle through every state of it then satisfies the condition);
+- strong fairness: the component takes it inside, or no state of it enables it; otherwise the
+  states that enable it cannot be visited infinitely often, so they are removed and what remains
+  is split into components again, until every component is fair or gone.
+Enabled means an action of the group leads to another state (self-loops are stuttering).
+
+The counterexample is rebuilt deterministically (ties broken by fingerprint, then action id), so
+every engine that produces the same stored graph writes the same lasso.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from txncheck.spec.fairness import ground_groups
+from txncheck.spec.ground_ir import GroundModel
+from txncheck.spec.model import EVENTUALLY
+
+from .outcome import SearchOutcome
+from .paths import start_state
+from .recoverable import ReverseGraph, first_chosen
+
+
+@dataclass(frozen=True)
+class FairnessGroups:
+    """`spec.fairness.FairGroups` as arrays: the groups of action a are grp[ptr[a]:ptr[a+1]]."""
+
+    labels: tuple[str, ...]
+    strong: np.ndarray  # bool [groups]
+    ptr: np.ndarray     # int64 [actions+1]
+    grp: np.ndarray     # int64
+
+    @property
+    def count(self) -> int:
+        return len(self.labels)
+
+    def of_actions(self, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index into `act`, group) for every group each action belongs to."""
+        per_action = np.diff(self.ptr)
+        if per_action.max(initial=0) <= 1:  # the common case: a lookup, no expansion
+            first = np.full(len(per_action), -1, dtype=np.int64)
+            first[per_action == 1] = self.grp
+            g = first[act]
+            idx = np.flatnonzero(g >= 0)
+            return idx, g[idx]
+        counts = self.ptr[act + 1] - self.ptr[act]
+        idx = np.repeat(np.arange(len(act)), counts)
+        starts = np.repeat(self.ptr[act] - np.cumsum(np.r_[0, counts[:-1]]), counts)
+        return idx, self.grp[starts + np.arange(counts.sum())]
+
+
+def fairness_groups(model: GroundModel) -> FairnessGroups:
+    g = ground_groups(model.spec, model.actions, model.env)
+    ptr = np.zeros(len(model.actions) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(m) for m in g.of_action])
+    grp = np.array([x for m in g.of_action for x in m], dtype=np.int64)
+    return FairnessGroups(g.labels, np.array(g.strong, dtype=bool), ptr, grp)
+
+
+@dataclass(frozen=True)
+class Lasso:
+    """A fair behaviour that violates the property: `actions` from the initial state; after the last
+    one the state is the one after `loop` actions again (`loop == len(actions)`: it stutters there)."""
+
+    actions: tuple[int, ...]
+    loop: int
+    start: int  # the step where the property's condition holds and its goal never holds again
+    initial: tuple[int, ...]  # the initial state the actions start from
+
+
+class _Graph:
+    """The stored graph without stuttering edges, with the enabled (state, group) pairs."""
+
+    def __init__(self, model: GroundModel, outcome: SearchOutcome, groups: FairnessGroups):
+        src, dst, act = outcome.edges
+        moving = src != dst
+        self.n = outcome.distinct
+        self.src, self.dst, self.act = src[moving], dst[moving], act[moving].astype(np.int64)
+        self.fps = outcome.fps
+        self.groups = groups
+        G = max(groups.count, 1)
+        self.G = G
+        e_idx, e_grp = groups.of_actions(self.act)
+        self.edge_group_edge, self.edge_group = e_idx, e_grp
+        # a state enables a group where some action of it moves the state
+        self.enabled = _distinct(self.src[e_idx] * G + e_grp)
+
+    def enabled_at(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(state, group) pairs enabled among `states` (a boolean mask over the states), sorted by state."""
+        st, g = np.divmod(self.enabled, self.G)
+        keep = states[st]
+        return st[keep], g[keep]
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (by sorting: much faster than numpy's hashing unique on large key arrays)."""
+    keys = np.sort(keys)
+    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+
+
+def _sorted_in(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """`np.isin(keys, sorted_set)` for a sorted, distinct `sorted_set`, by binary search."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, keys), len(sorted_set) - 1)
+    return sorted_set[at] == keys
+
+
+def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    return connected_components(m, directed=True, connection="strong")[1].astype(np.int64)
+
+
+def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fair mask, component label per state): the states of `allowed` on a fair cycle within `allowed`
+    (stuttering included); labels number the fair components (-1 elsewhere)."""
+    n, G = gr.n, gr.G
+    fair = np.zeros(n, dtype=bool)
+    comp = np.full(n, -1, dtype=np.int64)
+    M = allowed.copy()
+    offset = 0
+    while M.any():
+        inside = M[gr.src] & M[gr.dst]
+        lab = _components(n, gr.src[inside], gr.dst[inside])
+        nodes = np.flatnonzero(M)
+        size = np.bincount(lab[nodes], minlength=n)
+        internal = inside & (lab[gr.src] == lab[gr.dst])  # edges inside one component
+        sel = internal[gr.edge_group_edge]
+        taken = _distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])
+        est, eg = gr.enabled_at(M)
+        keys = np.sort(lab[est] * G + eg)
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
+        ekeys, ecount = keys[first], np.diff(np.r_[first, len(keys)])
+        not_taken = ~_sorted_in(ekeys, taken)
+        klab, kg = np.divmod(ekeys, G)
+        strong = gr.groups.strong[kg] if gr.groups.count else np.zeros(len(kg), dtype=bool)
+        weak_bad = not_taken & ~strong & (ecount == size[klab])
+        strong_bad = not_taken & strong
+        unfair = np.zeros(n, dtype=bool)
+        unfair[klab[weak_bad]] = True
+        refine = np.zeros(n, dtype=bool)
+        refine[klab[strong_bad]] = True
+        refine &= ~unfair
+        good = nodes[~unfair[lab[nodes]] & ~refine[lab[nodes]]]
+        fair[good] = True
+        comp[good] = lab[good] + offset
+        offset += n
+        # strong fairness: the states enabling a neglected group cannot recur; split the rest again
+        bad_keys = ekeys[strong_bad]
+        M = np.zeros(n, dtype=bool)
+        M[nodes[refine[lab[nodes]]]] = True
+        if len(bad_keys):
+            M[est[_sorted_in(lab[est] * G + eg, bad_keys)]] = False
+    return fair, comp
+
+
+def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
+          graph: ReverseGraph | None = None) -> Lasso | None:
+    """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
+    the outcome's edges by destination, if the caller has them already."""
+    prop = next(p for p in model.properties if p.name == name)
+    groups = groups if groups is not None else fairness_groups(model)
+    n = outcome.distinct
+    goal = outcome.goal_masks[name][:n]
+    gr = _Graph(model, outcome, groups)
+    allowed = ~goal
+    fair, comp = fair_states(gr, allowed)
+    within = allowed[gr.src] & allowed[gr.dst]
+    es, ed, ea = gr.src[within], gr.dst[within], gr.act[within]
+    graph = graph if graph is not None else ReverseGraph.of(outcome)
+    src, dst, _ = outcome.edges
+    bad = graph.can_reach(fair, allowed[src] & allowed[dst])  # through goal-less states only
+    if prop.kind == EVENTUALLY:
+        starts = np.flatnonzero(bad[:outcome.level_sizes[0]])
+    else:
+        starts = np.flatnonzero(outcome.when_masks[name][:n] & bad)
+    if len(starts) == 0:
+        return None
+    s0 = first_chosen(outcome, starts)
+    to_fair = _path(gr.fps, es, ed, ea, s0, fair)
+    f = int(ed[to_fair[-1]]) if to_fair else s0
+    cycle = _fair_cycle(gr, comp, f)
+    prefix = outcome.path(s0)
+    actions = tuple(int(a) for a in prefix) + tuple(int(ea[e]) for e in to_fair) + cycle
+    return Lasso(actions, len(prefix) + len(to_fair), len(prefix), start_state(model, outcome, s0, False))
+
+
+def _fair_cycle(gr: _Graph, comp: np.ndarray, f: int) -> tuple[int, ...]:
+    """Actions of a fair cycle from `f` back to `f` inside f's component; () when stuttering at f is fair."""
+    in_comp = comp == comp[f]
+    members = np.flatnonzero(in_comp)
+    inside = in_comp[gr.src] & in_comp[gr.dst]
+    cs, cd, ca = gr.src[inside], gr.dst[inside], gr.act[inside]
+    est, eg = gr.enabled_at(in_comp)
+    at_f = set(eg[est == f].tolist())
+    if not at_f:
+        return ()  # no fair action is enabled at f: it may stop there forever
+    sel = inside[gr.edge_group_edge]
+    taken_e, taken_g = gr.edge_group_edge[sel], gr.edge_group[sel]
+    waypoints: list[tuple[str, int]] = []
+    for g in range(gr.groups.count):
+        mine = taken_e[taken_g == g]
+        if len(mine):
+            # the group's least edge inside (by source fingerprint, then action)
+            e = mine[np.lexsort((gr.act[mine], gr.fps[gr.src[mine]]))[0]]
+            waypoints.append(("edge", int(e)))
+        elif g in at_f:
+            # weakly fair and not taken here: visit a state that disables it (strong: none enables it)
+            where = members[~np.isin(members, est[eg == g])]
+            waypoints.append(("state", int(where[np.argmin(gr.fps[where])])))
+    out: list[int] = []
+    cur = f
+    for kind, x in waypoints:
+        target = int(gr.src[x]) if kind == "edge" else x
+        out += [int(ca[e]) for e in _path(gr.fps, cs, cd, ca, cur, _mask(gr.n, target))]
+        if kind == "edge":
+            out.append(int(gr.act[x]))
+            cur = int(gr.dst[x])
+        else:
+            cur = target
+    out += [int(ca[e]) for e in _path(gr.fps, cs, cd, ca, cur, _mask(gr.n, f))]
+    return tuple(out)
+
+
+def _mask(n: int, i: int) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    m[i] = True
+    return m
+
+
+def _path(fps, src, dst, act, start: int, target: np.ndarray) -> list[int]:
+    """Edge indices of a shortest path from `start` to a `target` state (least fingerprint among the
+    nearest; each state reached by its least (source fingerprint, action) edge); [] if start is one."""
+    if target[start]:
+        return []
+    order = np.argsort(src, kind="stable")
+    starts = np.searchsorted(src[order], np.arange(len(target) + 1))
+    via = np.full(len(target), -1, dtype=np.int64)
+    seen = np.zeros(len(target), dtype=bool)
+    seen[start] = True
+    frontier = np.array([start])
+    while len(frontier):
+        lo, hi = starts[frontier], starts[frontier + 1]
+        counts = hi - lo
+        idx = order[np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(counts.sum())]
+        idx = idx[~seen[dst[idx]]]
+        if len(idx) == 0:
+            break
+        idx = idx[np.lexsort((act[idx], fps[src[idx]], dst[idx]))]
+        first = np.r_[True, dst[idx][1:] != dst[idx][:-1]]
+        idx = idx[first]
+        via[dst[idx]] = idx
+        seen[dst[idx]] = True
+        frontier = dst[idx]
+        hit = frontier[target[frontier]]
+        if len(hit):
+            node = int(hit[np.argmin(fps[hit])])
+            path = []
+            while node != start:
+                e = int(via[node])
+                path.append(e)
+                node = int(src[e])
+            return path[::-1]
+    raise RuntimeError("internal error: no path to a fair state inside the graph that reaches one")
