@@ -14,7 +14,30 @@ from .fingerprint import Fingerprinter
 from .outcome import SearchOutcome
 
 
-def concrete_path(model: GroundModel, outcome: SearchOutcome, index: int, use_symmetry: bool) -> list[int]:
+def start_state(model: GroundModel, outcome: SearchOutcome, index: int, use_symmetry: bool) -> tuple[int, ...]:
+    """The initial state the stored path to `index` starts from: the least initial state whose (canonical)
+    fingerprint is the one stored at the path's root."""
+    states = model.initial_states
+    if len(states) == 1:
+        return tuple(states[0])
+    root = index
+    while outcome.parent[root] >= 0:
+        root = int(outcome.parent[root])
+    target = int(outcome.fps[root])
+    perms = symmetry.permutations(model, use_symmetry)
+    fpr = Fingerprinter(model.layout)
+    for s in states:
+        f = fpr.of(s)
+        if perms:
+            _, f = symmetry.canonical(perms, fpr, tuple(s), f, model.layout.cell_lo)
+        if f == target:
+            return tuple(s)
+    raise RuntimeError("internal error: no initial state has the fingerprint stored at the path's root")
+
+
+def concrete_path(model: GroundModel, outcome: SearchOutcome, index: int, use_symmetry: bool,
+                  start: tuple[int, ...] | None = None) -> list[int]:
+    """The actions from `start` (by default `start_state`) to a state whose stored form is `index`'s."""
     stored = outcome.path(index)
     perms = symmetry.permutations(model, use_symmetry)
     if not perms:
@@ -27,7 +50,7 @@ def concrete_path(model: GroundModel, outcome: SearchOutcome, index: int, use_sy
         chain.append(int(outcome.fps[i]))
         i = int(outcome.parent[i])
     chain.reverse()
-    s = tuple(model.init)
+    s = start if start is not None else start_state(model, outcome, index, use_symmetry)
     out = []
     for target in chain:
         for a in model.actions:

@@ -6,7 +6,9 @@ into cell positions; computed indices stay as `GDyn` reads, range-checked when e
 engine (Python, numpy, z3, Spark) consumes this one representation, so they cannot disagree
 about what a row means. Static mistakes (unknown var, index or assignment out of domain, a value
 of the wrong domain, e.g. another enum's label, two updates of one cell, a non-boolean guard)
-raise `SpecError` naming the row (`DomainCheck` says which values may meet).
+raise `SpecError` about the row, property, var, variant, config, constant or domain at fault (its
+`subject`, which the loader locates in the spec's source; `DomainCheck` says which values may meet,
+`check_shape` that every part of the spec has its type and names what exists).
 
 The pieces: the ground IR (`ground_ir.py`), the layout (`layout.py`), folding and evaluation
 (`evaluate.py`), states by name (`state_text.py`); this module is the grounder.
@@ -14,16 +16,21 @@ The pieces: the ground IR (`ground_ir.py`), the layout (`layout.py`), folding an
 from __future__ import annotations
 
 import itertools
+import typing
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .domains import BOOL, Domain, EnumDomain, IdSet, SubsetDomain, describe, enums_agree, same_ids
 from .errors import ConfigError, SpecError
 from .evaluate import fold
-from .expr import ConfigRef, Expr, Lit, Member, Op, ParamRef, Quant, Read, Var, show
+from .expr import ANY, ConfigRef, Expr, Lit, Member, OneOf, Op, ParamRef, Quant, Read, Update, Var, show
 from .ground_ir import BOOL_OPS, GCell, GConst, GDyn, GExpr, GroundAction, GroundModel, GroundProperty, GTable
+from .initial import initial_states
 from .layout import build_layout
-from .model import Property, ResolvedConfig, Row, Spec
+from .model import (AddRow, Assume, ConfigParam, Edit, NamedConfig, Property, ResolvedConfig, Row, SetParam, Spec,
+                    Symmetry, Table, Variant)
+from .sequence import Channel, Lane
 
 
 # ---- static domain checking -------------------------------------------------------------------------
@@ -154,24 +161,27 @@ class DomainCheck:
         if self.key in _PASSED.get(p, ()):
             return
         for e in (p.applies, p.expr, p.when):
-            self.expr(e, f"property {p.name}")
+            self.expr(e, None, prop=p.name)
         _PASSED.setdefault(p, set()).add(self.key)
 
-    def expr(self, e: Expr | None, where: str) -> None:
+    def expr(self, e: Expr | None, what: str | None, **subject) -> None:
+        """Check `e`, a part of the spec that is not a row: `subject` names it (prop=, assumption=,
+        field=), `what` says which expression it is where the subject's name does not."""
         if e is None:
             return
         try:
             self.type(e)
         except _Clash as err:
-            raise SpecError(f"{where}: {err}") from None
+            raise SpecError(f"{what}: {err}" if what else str(err), **subject) from None
 
     def init(self, v: Var) -> None:
-        if v.init is None:
+        if v.init is None or v.init is ANY:
             return
         try:
-            self.into(v.domain, v.init, v, "init")
+            for value in (v.init.values if isinstance(v.init, OneOf) else (v.init,)):
+                self.into(v.domain, value, v, "init")
         except _Clash as err:
-            raise SpecError(f"var {v.name}: {err}") from None
+            raise SpecError(str(err), var=v.name) from None
 
     # -- inference -----------------------------------------------------------------------------------
     def type(self, e: Expr) -> Domain | None:
@@ -399,14 +409,17 @@ class Grounder:
             return GConst(int(e.value))
         if isinstance(e, ConfigRef):
             if e.name not in self.env:
-                raise SpecError(f"unknown configuration constant '{e.name}'", row)
+                known = ", ".join(sorted(self.env)) or "none"
+                raise SpecError(f"unknown configuration constant '{e.name}': declare it in the spec's params "
+                                f"(ConfigParam('{e.name}', default, ...)) or fix the name (declared: {known})", row)
             val = self.env[e.name]
             if isinstance(val, str):
                 return GConst(self.choice_index[e.name].index(val))
             return GConst(int(val))
         if isinstance(e, ParamRef):
             if e.name not in b:
-                raise SpecError(f"parameter '{e.name}' is not bound; list it in the row's params", row)
+                raise SpecError(f"parameter '{e.name}' is not bound; list it in the row's params, or bind it "
+                                f"with ForAll/Exists({e.domain.name}, lambda {e.name}: ...)", row)
             return GConst(b[e.name])
         if isinstance(e, Var):
             return self.read(e, (), b, row)
@@ -423,9 +436,11 @@ class Grounder:
                         raise SpecError(f"'{e.op}' needs boolean operands, but {show(a)} is an integer "
                                         f"(compare it, e.g. {show(a)} = 1)", row)
             if e.op == "ite" and not self.is_bool(e.args[0]):
-                raise SpecError(f"the condition of If is not boolean: {show(e.args[0])}", row)
+                raise SpecError(f"the condition of If is not boolean: {show(e.args[0])}; compare it with a value "
+                                f"(e.g. {show(e.args[0])} = 1)", row)
             return self.lazy(e, b, row)
-        raise SpecError(f"cannot ground {e!r}", row)
+        raise SpecError(f"{e!r} is not an expression txncheck knows; build expressions from vars, parameters, "
+                        "literals and the functions of txncheck.spec.expr", row)
 
     def lazy(self, e: Op, b: dict, row) -> GExpr:
         """Ground operands left to right, skipping those a constant operand makes irrelevant, so a
@@ -452,10 +467,16 @@ class Grounder:
 
     def read(self, var: Var, index: tuple, b: dict, row) -> GExpr:
         vl = self.var_by_name.get(var.name)
-        if vl is None or vl.var is not var:
-            raise SpecError(f"unknown var '{var.name}': it is not declared in spec {self.spec.name}'s vars", row)
+        if vl is None:
+            raise SpecError(f"unknown var '{var.name}': it is not declared in spec {self.spec.name}'s vars; add it "
+                            "to Spec(vars=...)", row)
+        if vl.var is not var:
+            raise SpecError(f"unknown var '{var.name}': this is another Var object than the one of that name in "
+                            f"spec {self.spec.name}'s vars (declared twice?); use the declared one", row)
         if len(index) != len(var.index):
-            raise SpecError(f"{var.name} has {len(var.index)} index(es) but is read with {len(index)}", row)
+            want = ", ".join(d.name for d in var.index)
+            raise SpecError(f"{var.name} has {len(var.index)} index(es) but is read with {len(index)}; write "
+                            + (f"{var.name}[{want}]" if want else var.name), row)
         gi = [self.g(i, b, row) for i in index]
         if all(isinstance(x, GConst) for x in gi):
             pos = vl.offset
@@ -463,7 +484,7 @@ class Grounder:
                 if not lo <= x.value < lo + d:
                     dom = var.index[k]
                     raise SpecError(f"index {x.value} of {var.name} is outside domain {dom.name} "
-                                    f"({lo}..{lo + d - 1})", row)
+                                    f"({lo}..{lo + d - 1}); use an index within it, or widen the domain", row)
                 pos += (x.value - lo) * st
             return GCell(pos)
         terms = tuple((fold("-", (x, GConst(lo)), row) if lo else x, st, d)
@@ -473,7 +494,8 @@ class Grounder:
     def member(self, e: Member, b: dict, row) -> GExpr:
         dom = e.subset.domain if isinstance(e.subset, ParamRef) else None
         if not isinstance(dom, SubsetDomain):
-            raise SpecError("Member needs a parameter over a SubsetDomain as its set", row)
+            raise SpecError(f"Member needs a parameter over a SubsetDomain as its set, not {show(e.subset)}; bind "
+                            "one as a row parameter or with ForAll/Exists(Subsets, lambda q: Member(q, x))", row)
         subsets = dom.subsets(self.env)
         n = len(dom.base.values(self.env))
         table = tuple(int(x in s) for s in subsets for x in range(n))
@@ -484,7 +506,8 @@ class Grounder:
 
     def quant(self, e: Quant, b: dict, row) -> GExpr:
         if e.kind in ("exists", "forall") and not self.is_bool(e.body):
-            raise SpecError(f"the body of {e.kind} over {e.var.domain.name} is not boolean: {show(e.body)}", row)
+            raise SpecError(f"the body of {e.kind} over {e.var.domain.name} is not boolean: {show(e.body)}; compare "
+                            "it with a value", row)
         parts = []
         for v in e.var.domain.values(self.env):
             nb = dict(b)
@@ -511,7 +534,8 @@ class Grounder:
         self.domains.row(r)
         names = [p.name for p in r.params]
         if len(set(names)) != len(names):
-            raise SpecError("two params share a name", r.id)
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise SpecError(f"two params share the name {', '.join(twice)}; give each its own name", r.id)
         out = []
         domains = [p.domain.values(self.env) for p in r.params]
         for combo in itertools.product(*domains):
@@ -534,7 +558,8 @@ class Grounder:
                 t = self.g(u.target, b, r.id)
                 if isinstance(t, GCell):
                     if t.pos in static_targets:
-                        raise SpecError(f"two updates of one cell ({self.layout.cell_names[t.pos]}) in one row", r.id)
+                        raise SpecError(f"two updates of one cell ({self.layout.cell_names[t.pos]}) in one row; "
+                                        "write one update and choose its value with If", r.id)
                     static_targets[t.pos] = u
                 val = self.g(u.value, b, r.id)
                 if isinstance(val, GConst):
@@ -550,63 +575,226 @@ class Grounder:
         return out
 
 
+# ---- the shape of a spec ----------------------------------------------------------------------------
+def _a(obj) -> str:
+    """A value as a message names it: `3 (int)`, `x + 1 (Op)`, `an IdSet`."""
+    if isinstance(obj, (str, int, float, bool, Expr)):
+        return f"{show(obj) if isinstance(obj, Expr) else repr(obj)} ({type(obj).__name__})"
+    name = type(obj).__name__
+    return ("an " if name[:1] in "AEIOU" else "a ") + name
+
+
+def _items(values, what: str, cls, example: str, **subject) -> tuple:
+    """`values` as a tuple of `cls` instances, else a SpecError about `subject` saying what was given."""
+    if isinstance(values, (str, bytes, dict)) or not isinstance(values, (tuple, list)):
+        raise SpecError(f"{what} must be a tuple of {cls.__name__}, not {_a(values)}; e.g. {example}", **subject)
+    for v in values:
+        if not isinstance(v, cls):
+            raise SpecError(f"{what} must hold {cls.__name__} objects, but one is {_a(v)}; e.g. {example}", **subject)
+    return tuple(values)
+
+
+def check_shape(spec: Spec) -> None:
+    """The parts of a spec have the types they must have and refer to one another by names that exist,
+    before grounding: a Python-level slip (a comparison where an update belongs, a dict where pairs do,
+    a variant that edits a row that is not there) is a SpecError about its part, not a crash inside an
+    engine or a setting silently ignored. Variants are checked against the spec they edit (not once one
+    of them is applied)."""
+    _items(spec.vars, "Spec(vars=...)", Var, 'vars=(rmState, tmState)', field="vars")
+    for t in _items(spec.tables, "Spec(tables=...)", Table, 'tables=(Table("RM", rows=(...)),)', field="tables"):
+        for r in _items(t.rows, f"the rows of table {t.actor}", Row, 'Table("RM", rows=(Row(...), ...))', table=t.actor):
+            _items(r.updates, "its updates", Update, "updates=(x.set(1), arr[i].set(St.done))", row=r.id)
+            _items(r.params, "its params", ParamRef, 'params=(Param("r", RM),)', row=r.id)
+        if t.status is not None:
+            status = next((v for v in spec.vars if v.name == t.status), None)
+            if status is None:
+                raise SpecError(f"status names var {t.status!r}, which the spec does not declare; give the name of the "
+                                "var that holds the actor's state (or leave status out)", table=t.actor)
+            if not isinstance(status.domain, EnumDomain):
+                raise SpecError(f"status var {t.status} must have an enum domain (its values are the actor's states), "
+                                f"not {describe(status.domain)}; name an enum var or leave status out", table=t.actor)
+    _items(spec.properties, "Spec(properties=...)", Property, 'properties=(Always("Safe", expr),)', field="properties")
+    _items(spec.invariants_for_induction, "Spec(invariants_for_induction=...)", Property,
+           'invariants_for_induction=(Always("Inv", expr),)', field="invariants_for_induction")
+    _items(spec.assumptions, "Spec(assumptions=...)", Assume, 'assumptions=(Assume(expr, "why"),)', field="assumptions")
+    _items(spec.lanes, "Spec(lanes=...)", Lane, 'lanes=(Lane("TM"), Lane("RM", RM))', field="lanes")
+    _items(spec.channels, "Spec(channels=...)", Channel, "channels=(Channel(...),)", field="channels")
+    if isinstance(spec.init, Expr) or not all(isinstance(c, Expr) for c in spec.init):
+        raise SpecError(f"init must be a tuple of conditions on the initial state, e.g. init=(x != y,), not "
+                        f"{spec.init!r}", field="init")
+    if spec.symmetry is not None and not isinstance(spec.symmetry, Symmetry):
+        raise SpecError(f"symmetry must be a Symmetry, not {_a(spec.symmetry)}; e.g. symmetry=Symmetry((RM,))",
+                        field="symmetry")
+    if spec.terminal is not None and not isinstance(spec.terminal, Expr):
+        raise SpecError(f"terminal must be a condition (an expression), not {_a(spec.terminal)}", field="terminal")
+    params = {}
+    for p in _items(spec.params, "Spec(params=...)", ConfigParam, 'params=(ConfigParam("rm", 3, lo=1, hi=5),)',
+                    field="params"):
+        try:
+            p.parse(p.default)
+        except ConfigError as err:
+            raise SpecError(f"its default {p.default!r} is not one of its own values: {err.message}; change the "
+                            "default or the bounds", param=p.name) from None
+        params[p.name] = p
+    for c in _items(spec.configs, "Spec(configs=...)", NamedConfig, 'configs=(NamedConfig("tiny", (("rm", 3),)),)',
+                    field="configs"):
+        _pairs(c.values, params, "its values", config=c.name)
+    if spec.variant is not None:
+        return
+    names = {p.name for p in spec.properties}
+    configs = {c.name for c in spec.configs}
+    edits = typing.get_args(Edit)
+    for v in _items(spec.variants, "Spec(variants=...)", Variant, 'variants=(Variant("name", "doc", ("Safe",), (...)),)',
+                    field="variants"):
+        if not isinstance(v.breaks, (tuple, list)) or any(b not in names for b in v.breaks):
+            raise SpecError(f"breaks must name the properties the variant violates, a tuple such as "
+                            f"(\"{next(iter(sorted(names)), 'Safe')}\",), not {v.breaks!r}; the spec's properties are "
+                            f"{', '.join(sorted(names)) or 'none'}", variant=v.name)
+        if v.config not in configs:
+            raise SpecError(f"config {v.config!r} is not a config of the spec; give config= one of "
+                            f"{', '.join(sorted(configs))}" if configs else
+                            f"it runs under config {v.config!r}, but the spec declares no named config; add "
+                            f"NamedConfig({v.config!r}, ...) to its configs", variant=v.name)
+        _pairs(v.settings, params, "its settings", variant=v.name)
+        for e in _items(v.edits, "its edits", object, "edits=(DropConjunct(\"R-1\", 0),)", variant=v.name):
+            if not isinstance(e, edits):
+                raise SpecError(f"{_a(e)} is not an edit; use {', '.join(x.__name__ for x in edits)}",
+                                variant=v.name)
+            if isinstance(e, SetParam):
+                _pairs(((e.name, e.value),), params, "a SetParam", variant=v.name)
+        spec.with_variant(v.name)
+
+
+def _pairs(values, params: dict, what: str, **subject) -> None:
+    """(constant, value) pairs, each naming a declared constant with a value of its own."""
+    if isinstance(values, dict) or not isinstance(values, (tuple, list)) or \
+            not all(isinstance(x, (tuple, list)) and len(x) == 2 for x in values):
+        raise SpecError(f"{what} must be (name, value) pairs, e.g. ((\"rm\", 3),), not {values!r}", **subject)
+    for k, v in values:
+        if k not in params:
+            raise SpecError(f"{what} set '{k}', which is not a configuration constant of the spec; declared: "
+                            f"{', '.join(sorted(params)) or 'none'}", **subject)
+        try:
+            params[k].parse(v)
+        except ConfigError as err:
+            raise SpecError(f"{what} set {k}={v!r}, but {err.message}", **subject) from None
+
+
+@contextmanager
+def _about(**subject):
+    """A SpecError raised inside without a subject (grounding an expression that is not a row's) is about
+    this part of the spec: a property, a var's init, an assumption, a field of the Spec."""
+    try:
+        yield
+    except SpecError as err:
+        if err.subject is not None:
+            raise
+        raise SpecError(err.message, **subject) from None
+
+
 def config_value(gr: "Grounder", e: Expr, what: str) -> int:
     """The value of an expression over configuration constants only (assumptions, `applies`)."""
     g = gr.g(e, {}, None)
     if not isinstance(g, GConst):
-        raise SpecError(f"{what} reads state; it may use configuration constants only")
+        raise SpecError(f"{what} reads state; it may use configuration constants only: move the condition on the "
+                        "state into a guard or a property")
     return g.value
 
 
 def ground(spec: Spec, config: ResolvedConfig) -> GroundModel:
     """Expand every row into ground actions (in table order, then params in domain order)."""
+    check_shape(spec)
+    dup = _first_repeated(r.id for r in spec.rows)
+    if dup is not None:
+        raise SpecError("another row has this id already; row ids must be unique (traces and the report name rows "
+                        "by them): rename one", dup, nth=2)
     gr = Grounder(spec, config)
-    ids = [r.id for r in spec.rows]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise SpecError(f"row ids must be unique; repeated: {', '.join(dup)}")
     for a in spec.assumptions:
-        gr.domains.expr(a.expr, f"assumption {show(a.expr)}")
-        if not config_value(gr, a.expr, f"assumption {show(a.expr)}"):
-            raise ConfigError(f"configuration rejected: {a.message}")
+        what = f"the assumption {show(a.expr)}"
+        with _about(assumption=a.message):
+            gr.domains.expr(a.expr, what, assumption=a.message)
+            holds = config_value(gr, a.expr, what)
+        if not holds:
+            raise ConfigError(f"configuration rejected: {a.message} (the assumption {show(a.expr)} is false for "
+                              f"{_settings(config)}); choose values it accepts", assumption=a.message)
     actions: list[GroundAction] = []
+    edited = _edited_rows(spec)
     for r in spec.rows:
-        actions.extend(gr.row_actions(r, len(actions)))
-    init = []
-    for vl in gr.layout.vars:
-        v = vl.var
-        if v.init is None:
-            raise SpecError(f"var {v.name} has no initial value; give it init=...")
-        gr.domains.init(v)
-        g = gr.g(v.init, {}, None)
-        if not isinstance(g, GConst):
-            raise SpecError(f"the initial value of {v.name} must be constant, not {show(v.init)}")
-        if not vl.lo <= g.value <= vl.hi:
-            raise SpecError(f"the initial value {g.value} of {v.name} is outside its domain {vl.var.domain.name}")
-        init.extend([g.value] * vl.size)
-    names = [p.name for p in spec.properties]
-    dupp = sorted({n for n in names if names.count(n) > 1})
-    if dupp:
-        raise SpecError(f"property names must be unique; repeated: {', '.join(dupp)}")
+        try:
+            actions.extend(gr.row_actions(r, len(actions)))
+        except SpecError as err:
+            if r.id not in edited or err.subject is None or err.subject.kind != "row":
+                raise
+            raise SpecError(f"row {r.id} as the variant makes it: {err.message}", variant=spec.variant) from None
+    if spec.variant is None:
+        _check_variant_rows(gr, spec)
+    inits = initial_states(gr, spec)
+    dupp = _first_repeated(p.name for p in spec.properties)
+    if dupp is not None:
+        raise SpecError("another property has this name already; property names must be unique: rename one",
+                        prop=dupp, nth=2)
     props = []
     skipped = []
     for p in tuple(spec.properties) + tuple(spec.invariants_for_induction):
         gr.domains.property(p)
-        if p.applies is not None and not config_value(gr, p.applies, f"property {p.name}: `applies`"):
-            skipped.append(p.name)
-            continue
-        if not gr.is_bool(p.expr):
-            raise SpecError(f"property {p.name} is not boolean: {show(p.expr)}")
-        try:
+        with _about(prop=p.name):
+            if p.applies is not None and not config_value(gr, p.applies, "its `applies` condition"):
+                skipped.append(p.name)
+                continue
+            if not gr.is_bool(p.expr):
+                raise SpecError(f"its expression is not boolean: {show(p.expr)}; compare it with a value",
+                                prop=p.name)
             expr = gr.g(p.expr, {}, None)
             when = gr.g(p.when, {}, None) if p.when is not None else None
-        except SpecError as err:
-            raise SpecError(f"property {p.name}: {err}") from None
         props.append(GroundProperty(p, expr, when))
-    gr.domains.expr(spec.terminal, "the terminal condition")
-    terminal = gr.g(spec.terminal, {}, None) if spec.terminal is not None else None
+    gr.domains.expr(spec.terminal, "the terminal condition", field="terminal")
+    terminal = None
+    if spec.terminal is not None:
+        if not gr.is_bool(spec.terminal):
+            raise SpecError(f"the terminal condition is not boolean: {show(spec.terminal)}; compare it with a value",
+                            field="terminal")
+        with _about(field="terminal"):
+            terminal = gr.g(spec.terminal, {}, None)
     main = {p.name for p in spec.properties}
-    return GroundModel(spec, config, gr.layout, tuple(actions), tuple(init),
+    return GroundModel(spec, config, gr.layout, tuple(actions), inits[0],
                        tuple(p for p in props if p.name in main), terminal, gr.env,
-                       tuple(p for p in props if p.name not in main), tuple(skipped))
+                       tuple(p for p in props if p.name not in main), tuple(skipped), inits=inits)
 
+
+def _first_repeated(names) -> str | None:
+    seen: set = set()
+    for n in names:
+        if n in seen:
+            return n
+        seen.add(n)
+    return None
+
+
+def _edited_rows(spec: Spec) -> set[str]:
+    """The ids of the rows the applied variant adds or edits: a mistake in one of them is the variant's."""
+    if spec.variant is None:
+        return set()
+    return {e.row.id if isinstance(e, AddRow) else e.row for e in spec.variant_named(spec.variant).edits
+            if hasattr(e, "row")}
+
+
+def _check_variant_rows(gr: Grounder, spec: Spec) -> None:
+    """The rows a variant adds or edits are type-checked with the spec, as its own rows are (a variant that
+    compares across enums is a mistake before anyone checks it); a mistake is the variant's."""
+    own = {id(r) for r in spec.rows}
+    for v in spec.variants:
+        for r in spec.with_variant(v.name).rows:
+            if id(r) in own:
+                continue
+            try:
+                for c in r.guard:
+                    if not gr.is_bool(c):
+                        raise SpecError(f"guard conjunct {show(c)} is not boolean (an integer expression); compare it "
+                                        "with a value", r.id)
+                gr.domains.row(r)
+            except SpecError as err:
+                raise SpecError(f"row {r.id} as the variant makes it: {err.message}", variant=v.name) from None
+
+
+def _settings(config: ResolvedConfig) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.values) or "this configuration"

@@ -94,6 +94,12 @@ class GroundModel:
     not_applicable: tuple[str, ...] = ()  # properties whose `applies` is false under this config
     # how the spec was loaded (spec.loader.SpecSource), set by ModelRequest.ground; traces record it
     source: object = field(default=None, compare=False)
+    # every initial state, in increasing order (spec/initial.py); `init` is the first. Empty: `init` alone
+    inits: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def initial_states(self) -> tuple[tuple[int, ...], ...]:
+        return self.inits or (tuple(self.init),)
 
     @property
     def width(self) -> int:

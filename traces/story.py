@@ -94,7 +94,7 @@ def walk(model: GroundModel, trace: Trace) -> tuple[list[GroundAction], list[tup
     """The actions and states of a trace (step 0's state as written, for a counterexample to
     induction; the initial state otherwise). Raises TraceError where a step is no action of the
     model or is not enabled (`txncheck replay` says more)."""
-    if trace.kind == "cti":
+    if trace.kind == "cti" or len(model.initial_states) > 1:  # which initial state: the one step 0 writes
         s = parse_state(model.layout, model.env, trace.steps[0].state)
     else:
         s = tuple(model.init)

@@ -38,11 +38,12 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     def canon(t, f):
         return symmetry.canonical(perms, fpr, t, f, lo) if perms else (t, f)
 
-    s0, f0 = canon(tuple(model.init), fpr.of(model.init))
-    fps = array("Q", [f0])
-    parent = array("q", [-1])
-    action = array("i", [-1])
-    index = {f0: 0}
+    # the distinct canonical initial states, by increasing fingerprint (as the vector engine stores them)
+    level0 = dict(canon(tuple(s), fpr.of(s))[::-1] for s in model.initial_states)
+    fps = array("Q", sorted(level0))
+    parent = array("q", [-1] * len(fps))
+    action = array("i", [-1] * len(fps))
+    index = {f: i for i, f in enumerate(fps)}
     fired = [0] * len(model.actions)
     generated = 0
     violations: dict[str, int] = {}
@@ -74,9 +75,9 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
             when[p.name].extend((1 if w(s) else 0) if w else 1 for s in states)
         return found
 
-    frontier = [s0]
+    frontier = [level0[f] for f in fps]
     rules = LevelRules(options)
-    rules.initial(1, check_level(frontier, 0))
+    rules.initial(len(frontier), check_level(frontier, 0))
     while not rules.finished:
         at_limit = rules.at_limit()
         level_start = len(fps)

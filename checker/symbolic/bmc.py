@@ -38,7 +38,7 @@ from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS
 from .encode import Timer, make_solver
-from .unroll import Unroller, replay_actions, violated
+from .unroll import Unroller, replay_actions, violated, require_one_initial_state
 
 
 SYMBOLIC_SCHEMA = "txncheck.symbolic/1"  # the JSON of `txncheck bmc` (bmc, k-induction, pdr)
@@ -240,6 +240,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     `refute_below`: with `from_depth`, first show in one query (CaDiCaL) that no property fails
     below it, so what is found from there on is a shortest counterexample; if one does fail, search
     shortest-first from depth 0 instead."""
+    require_one_initial_state(m, "txncheck bmc")
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     if not 0 <= from_depth <= depth:

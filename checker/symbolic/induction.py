@@ -33,7 +33,7 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.traces.build import build_cti_trace
 from .bmc import ProofOutcome, SymbolicResult, always_properties, make_trace
 from .encode import Timer, make_solver
-from .unroll import Unroller, replay_actions, violated
+from .unroll import Unroller, replay_actions, violated, require_one_initial_state
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
@@ -43,6 +43,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
     step case (and of the base path): they hold on every reachable state, so this is sound.
     `on_query(label, seconds, result)`: called as each solver query finishes."""
+    require_one_initial_state(m, "txncheck bmc --induction")
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()

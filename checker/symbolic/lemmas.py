@@ -40,7 +40,7 @@ import z3
 
 from txncheck.spec.ground_ir import GroundModel
 from .encode import make_solver, value_of
-from .unroll import Transition, footprint
+from .unroll import Transition, footprint, require_one_initial_state
 
 
 @dataclass(frozen=True, order=True)
@@ -338,6 +338,7 @@ def prove_lemmas(m: GroundModel, source: str = "explore", max_states: int | None
     `pairs` is off by default: on Kafka tiny the ~5,000 pair clauses each need their own Houdini
     round or two (0.1-8 s a round), which did not reach a fixpoint in 10 minutes, while the
     unary and `le` candidates (~500) converge in ~100 rounds (20-80 s)."""
+    require_one_initial_state(m, "txncheck bmc --lemmas")
     from txncheck.checker.vector.states import reachable_states, simulated_states
     t0 = time.perf_counter()
     tr = tr or Transition(m)

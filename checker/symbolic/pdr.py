@@ -37,7 +37,7 @@ import z3
 
 from txncheck.spec.ground_ir import GroundModel
 from .bmc import ProofOutcome, SymbolicResult, always_properties, make_trace
-from .unroll import Transition, replay_actions, violated
+from .unroll import Transition, replay_actions, violated, require_one_initial_state
 
 
 @dataclass
@@ -273,6 +273,7 @@ def pdr(m: GroundModel, properties=None, timeout_s: float | None = 300.0, split:
         params: dict | None = None, encoding: HornEncoding | None = None):
     """Spacer on each selected `always` property in turn (or on their conjunction). Returns
     (SymbolicResult with engine "pdr", list of PdrOutcome)."""
+    require_one_initial_state(m, "txncheck bmc --pdr")
     start = time.perf_counter()
     props = always_properties(m, properties)
     enc = encoding or HornEncoding(m, split=split)

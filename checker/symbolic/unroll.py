@@ -32,7 +32,7 @@ import time
 
 import z3
 
-from txncheck.spec.errors import EvaluationError
+from txncheck.spec.errors import ConfigError, EvaluationError
 from txncheck.spec.evaluate import cells_read, dyn_cells, evaluate, successor
 from txncheck.spec.ground_ir import GCell, GroundModel, GroundProperty
 from .encode import Encoder, as_bool, as_int, domain_constraints, make_state, value_of
@@ -52,6 +52,15 @@ def footprint(m: GroundModel, a) -> tuple[frozenset, frozenset]:
                 r |= cells_read(x)
     return frozenset(r), frozenset(w)
 
+
+
+def require_one_initial_state(m: GroundModel, command: str) -> None:
+    """The solver encodings start from one initial state; a spec with several is checked by `txncheck check`."""
+    n = len(m.initial_states)
+    if n > 1:
+        raise ConfigError(f"spec {m.spec.name} has {n:,} initial states (OneOf/ANY initial values or init constraints); "
+                          f"{command} supports specs with one initial state so far: check this one with `txncheck "
+                          "check` (every initial state is explored)")
 
 class Transition:
     """The transition relation over abstract cells `pre`, `post` and picks `pick`, built once per

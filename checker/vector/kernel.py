@@ -460,10 +460,15 @@ class VectorKernel:
         return out, P2.min(axis=0), P2
 
     # -- public contract ----------------------------------------------------------------------
+    def initial_cols(self):
+        """(cols, fps, perm fps) of the distinct canonical initial states, by increasing fingerprint."""
+        cols = np.ascontiguousarray(np.asarray(self.model.initial_states, dtype=self.dtype).T)
+        cols, f, P = self.canonicalise_cols(cols)
+        _, keep = np.unique(f, return_index=True)
+        return np.ascontiguousarray(cols[:, keep]), f[keep], P[..., keep]
+
     def initial(self) -> np.ndarray:
-        cols = np.asarray(self.model.init, dtype=self.dtype).reshape(self.width, 1)
-        cols, _, _ = self.canonicalise_cols(cols)
-        return np.ascontiguousarray(cols.T)
+        return np.ascontiguousarray(self.initial_cols()[0].T)
 
     def fingerprints(self, states: np.ndarray) -> np.ndarray:
         cols = np.ascontiguousarray(np.asarray(states, dtype=self.dtype).T)
