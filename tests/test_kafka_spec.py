@@ -1,4 +1,5 @@
 """The flagship `kafka` spec: structure, generated docs, and the protocol-version verdicts of §4 on tiny."""
+import dataclasses
 import json
 import os
 
@@ -6,10 +7,14 @@ import pytest
 
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check_spec
-from txncheck.spec.expr import Member, Op, Quant, Read, Var
+from txncheck.spec.errors import ConfigError
+from txncheck.spec.expr import Exists, Member, Op, Quant, Read, Var
 from txncheck.spec.ground import ground
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.doc import render_tables_markdown
+from txncheck.spec.kafka.domains import Inc
+from txncheck.spec.kafka.state import pc_bump
+from txncheck.spec.model import Sometimes
 from txncheck.traces.replay import replay
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -17,11 +22,13 @@ GOLDEN = os.path.join(ROOT, "tests", "golden", "state_counts.json")
 SAFETY = ("ATOM-1", "ATOM-2", "DECIDE-1", "DUR-1", "DUR-2", "DUR-3", "ORD-1", "ORD-2", "ORD-3", "ORD-4", "DUP-1",
           "FENCE-1", "FENCE-2", "FENCE-3", "CEPOCH-1", "TRACK-1", "BOUNDS", "STRUCT-1", "STRUCT-2")
 LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")
-EXPECTED = {  # kafka-protocol §4: defects expected per protocol version, with no variant applied
+EXPECTED = {  # kafka-protocol §4: defects expected per protocol version, with no variant applied (Java client)
     "tv2": set(),
-    "verify": {"ATOM-2"},               # B1 (b): late produce joins the next transaction
-    "kip98": {"TRACK-1", "LIVE-1", "ATOM-2"},  # B1 (a) hanging transaction and (b)
+    "verify": set(),  # the Java client bumps the epoch after the failed batch: verification fences it (F1)
+    "kip98": {"TRACK-1", "LIVE-1", "ATOM-2", "FENCE-1"},  # B1 (a) hanging transaction and (b), epoch retired
 }
+EXPECTED_REFERENCE_CLIENT = {"verify": {"ATOM-2"},  # B1 (b): late produce joins the next transaction at (pid, e)
+                             "kip98": {"TRACK-1", "LIVE-1", "ATOM-2"}}
 
 
 def _reads(e, out):
@@ -137,12 +144,47 @@ def test_structural_properties_are_ghost_flags_set_only_by_assertion_rows():
         assert len(SPEC.row(rid).updates) == 1, rid  # the assertion changes no protocol state
 
 
-@pytest.mark.parametrize("protocol", ["kip98", "verify"])
-def test_counterexamples_replay(tiny_results, protocol):
-    r = tiny_results[protocol]
-    for name in EXPECTED[protocol]:
+def test_counterexamples_replay(tiny_results):
+    r = tiny_results["kip98"]
+    for name in EXPECTED["kip98"]:
         rep = replay(r.traces[name])
         assert rep.confirmed, rep.message
+
+
+@pytest.mark.parametrize("protocol", ["kip98", "verify"])
+def test_the_reference_client_shows_the_reference_defects(protocol):
+    """client=reference (kafka-protocol §2.2 client profiles): the abort after a failed batch keeps the
+    epoch, so B1 (b) breaks ATOM-2 under verify too, and under kip98 the late batch's epoch is not retired."""
+    r = check_spec(SPEC, config="tiny", overrides={"protocol": protocol, "client": "reference"}, engine="vector",
+                   options=ExploreOptions(stop_on_violation=False))
+    assert r.complete
+    assert {p.name for p in r.properties if p.outcome == "violated"} == EXPECTED_REFERENCE_CLIENT[protocol]
+    for name in EXPECTED_REFERENCE_CLIENT[protocol]:
+        rep = replay(r.traces[name])
+        assert rep.confirmed, rep.message
+
+
+@pytest.mark.parametrize("client,protocol,depth", [("java", "kip98", 11), ("java", "verify", 11), ("java", "tv2", None),
+                                                    ("reference", "verify", 25), ("reference", "tv2", None)])
+def test_who_sets_epoch_bump_required(client, protocol, depth):
+    """kafka-protocol §2.2 client profiles: java sets epochBumpRequired (pc_bump) after any failed batch under
+    TV0/1 (the first delivery timeout, 11 steps) and never under tv2, where EndTxn bumps; reference only after
+    OUT_OF_ORDER_SEQUENCE_NUMBER (a leader's PL-03 / PL-07 answer)."""
+    bump = Sometimes("Bump", Exists(Inc, lambda i: pc_bump[i]), "some incarnation has epochBumpRequired set")
+    spec = dataclasses.replace(SPEC, properties=SPEC.properties + (bump,))
+    r = check_spec(spec, config="tiny", overrides={"protocol": protocol, "client": client}, engine="vector",
+                   options=ExploreOptions(stop_on_violation=False, properties=("Bump",)))
+    (p,) = r.properties
+    assert r.complete and p.depth == depth, (p.outcome, p.depth)
+    if depth and client == "reference":
+        assert {"PL-03", "PL-07"} & {s.row for s in r.traces["Bump"].steps}
+
+
+def test_the_retired_client_bump_names_its_replacement():
+    with pytest.raises(ConfigError, match="client=java"):
+        SPEC.resolve_config("tiny", {"client_bump": 1})
+    assert "client_bump" not in {p.name for p in SPEC.params}
+    assert all(dict(c.values)["client"] == "java" for c in SPEC.configs)
 
 
 @pytest.mark.parametrize("protocol", ["kip98", "verify", "tv2"])
@@ -168,3 +210,18 @@ def test_consumer_side_properties_do_not_apply_without_the_loop():
     m = ground(SPEC, SPEC.resolve_config("tiny"))
     assert {"ATOM-3", "EOS-1", "OffsetsCommitted"} <= set(m.not_applicable)
     assert "ConsecutiveCommits" in {p.name for p in m.properties}
+
+
+def test_faults_config_spends_every_fault_and_shows_only_f4():
+    """`faults`: one loss, one client retry, one produce past its delivery timeout, one timeout abort and one
+    failover. Under tv2 with the Java client the only violation is FENCE-1 through a retried TxnOffsetCommit
+    (spec/FINDINGS.md F4); every applicable sometimes is witnessed, the duplicate's absorption included."""
+    r = check_spec(SPEC, config="faults", engine="vector", options=ExploreOptions(stop_on_violation=False))
+    assert r.complete
+    assert {p.name: p.depth for p in r.properties if p.outcome == "violated"} == {"FENCE-1": 24}
+    assert all(p.outcome == "witnessed" for p in r.properties if p.kind == "sometimes")
+    fired = {c["row"] for c in r.coverage if c["fired"]}
+    assert {"NET-01", "NET-02", "PC-12", "PC-13", "PC-21", "TC-40", "FLT-03"} <= fired
+    with open(GOLDEN, encoding="utf-8") as f:
+        golden = json.load(f)
+    assert golden["kafka/faults/tv2"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}

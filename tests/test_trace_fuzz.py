@@ -68,7 +68,7 @@ def make_base_traces(root: str) -> list[str]:
     runs = [
         ("tp", ["check", "twophase", "--variant", "commit-without-all-prepared"]),     # violation, witnesses
         ("tp2", ["check", "twophase", "--set", "rm=2", "--engine", "scalar"]),         # config overrides
-        ("kv", ["check", "kafka", "--config", "tiny", "--set", "protocol=verify", "--continue",
+        ("kv", ["check", "kafka", "--config", "tiny", "--set", "protocol=verify", "--set", "client=reference", "--continue",
                 "--property", "ATOM-2", "--property", "Fence"]),
         ("k98", ["check", "kafka", "--config", "tiny", "--set", "protocol=kip98", "--continue",
                  "--property", "LIVE-1"]),                                              # unrecoverable

@@ -2,8 +2,6 @@
 (`spec.evaluate.explain`, a trace's `values`), and the text trace: goldens and size bounds."""
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import os
@@ -13,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from txncheck.cli.main import main
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import cells_read, evaluate, explain
 from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GTable
@@ -26,24 +23,17 @@ from txncheck.traces.schema import TRACE_SCHEMA, Trace, load
 from txncheck.traces.text import trace_text, var_groups
 
 
-def _cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, txncheck_main):
     """{name: output directory} of the runs these tests read."""
     root = tmp_path_factory.mktemp("v2")
     argv = {
         "tp": ["check", "twophase", "--variant", "commit-without-all-prepared"],
-        "atom": ["check", "kafka", "--config", "tiny", "--set", "protocol=verify"],
+        "atom": ["check", "kafka", "--config", "tiny", "--set", "protocol=verify", "--set", "client=reference"],  # B1 (b)
     }
     out = {}
     for name, a in argv.items():
-        code, _, err = _cli(*a, "--out", str(root / name))
+        code, _, err = txncheck_main(*a, "--out", str(root / name))
         assert code == 1, err
         out[name] = root / name
     return out
@@ -85,7 +75,7 @@ def test_rebuilt_states_do_not_share_what_a_step_changed(runs):
     assert t.steps[0].state["rmState"] is t.steps[1].state["rmState"]  # unchanged: shared, not copied
 
 
-def test_an_edited_changed_list_is_caught_at_its_step(runs, tmp_path):
+def test_an_edited_changed_list_is_caught_at_its_step(runs, tmp_path, txncheck_main):
     # ATOM-2: pc_st[inc1] changes at steps 1, 4, 5, 11, 12, 15, 16, 29; a lie at step 4 is step 4's
     with open(dict(_traces(runs))["atom/ATOM-2"], encoding="utf-8") as f:
         d = json.load(f)
@@ -93,22 +83,22 @@ def test_an_edited_changed_list_is_caught_at_its_step(runs, tmp_path):
     c["after"] = "IN_TRANSACTION"
     p = tmp_path / "t.json"
     p.write_text(json.dumps(d), encoding="utf-8")
-    code, out, _ = _cli("replay", str(p))
+    code, out, _ = txncheck_main("replay", str(p))
     assert code == 2 and "steps[4].changed[0] says pc_st[inc1]: INITIALIZING → IN_TRANSACTION, the spec gives " \
         "pc_st[inc1]: INITIALIZING → READY" in out and "(diverges at step 4)" in out, out
 
 
-def test_a_v1_file_is_still_read_and_checked(runs, tmp_path):
+def test_a_v1_file_is_still_read_and_checked(runs, tmp_path, txncheck_main):
     from test_trace_fuzz import v1_document
     d = v1_document(dict(_traces(runs))["tp/TCConsistent"])
     assert set(d["values"]) == {f"rmState[r{i}]" for i in (1, 2, 3)}  # /1: every cell the property reads
     p = tmp_path / "v1.json"
     p.write_text(json.dumps(d), encoding="utf-8")
-    code, out, _ = _cli("replay", "--show", str(p))
+    code, out, _ = txncheck_main("replay", "--show", str(p))
     assert code == 1 and "replay: confirmed" in out, out
     d["steps"][2]["state"]["msgCommit"] = 1
     p.write_text(json.dumps(d), encoding="utf-8")
-    code, out, _ = _cli("replay", str(p))
+    code, out, _ = txncheck_main("replay", str(p))
     assert code == 2 and "steps[2].state.msgCommit says 1, the spec gives TRUE" in out, out
 
 
@@ -233,10 +223,10 @@ violated by: rmState[r1] = committed, rmState[r3] = aborted
 """
 
 
-def test_the_twophase_counterexample_text(runs):
+def test_the_twophase_counterexample_text(runs, txncheck_main):
     with open(runs["tp"] / "traces" / "TCConsistent.txt", encoding="utf-8") as f:
         assert f.read() == TCCONSISTENT
-    code, out, _ = _cli("replay", "--show", str(runs["tp"] / "traces" / "TCConsistent.json"))
+    code, out, _ = txncheck_main("replay", "--show", str(runs["tp"] / "traces" / "TCConsistent.json"))
     assert code == 1 and out.startswith(TCCONSISTENT), out
 
 

@@ -13,6 +13,9 @@ MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
 MAXS = 10  # log slots per partition the tables are written for (config `slots` <= MAXS)
 
 Protocol = EnumDomain("Protocol", ("kip98", "verify", "tv2"))
+# Client profiles (config `client`, docs/kafka-protocol.md §2.2 "Client profiles"): which client behaviours
+# the producer rows follow.
+Client = EnumDomain("Client", ("java", "reference"))  # the order of config `client`'s choices
 
 # Kafka's TransactionState, ids as in TransactionMetadata.scala / TransactionState.java.
 TxnState = EnumDomain("TxnState", ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
@@ -64,6 +67,11 @@ TV2 = Config("protocol") == Protocol.tv2
 VERIFY = Config("protocol") == Protocol.verify
 KIP98 = Config("protocol") == Protocol.kip98
 TV01 = Config("protocol") != Protocol.tv2
+JAVA = Config("client") == Client.java
+# The Java client (2.5+) sets epochBumpRequired on every failed batch of a transactional producer when it
+# must bump from the client: KIP-360 coordinators (all three protocol versions) and not TV2, where EndTxn
+# bumps (TransactionManager.needToTriggerEpochBumpFromClient; canBumpEpoch in 2.5-3.9).
+JAVA_CLIENT_BUMP = And(JAVA, TV01)
 
 
 def tid_of(i):

@@ -10,7 +10,8 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import CTP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op, writes_to
+from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op,
+                      writes_to)
 from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp, n_cresp_e, n_lost,
                     n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
 
@@ -106,9 +107,14 @@ ROWS = (
                pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR)),
         updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.FAILED),
                  pc_st[i].set(PcState.ABORTABLE_ERROR),
-                 pc_bump[i].set(Or(pc_bump[i], n_pres[i][p][k] == PResp.OOS, Config("client_bump") == 1))),
+                 pc_bump[i].set(Or(pc_bump[i], If(JAVA, And(JAVA_CLIENT_BUMP, Not(is_op(p))),
+                                                  n_pres[i][p][k] == PResp.OOS)))),
         ref="kafka-protocol §2.2 abortable (INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE, OOS sets "
-            f"epochBumpRequired); {TM}.handleFailedBatch"),
+            f"epochBumpRequired), §2.2 client profiles; {TM}.handleFailedBatch -> maybeTransitionToErrorState "
+            "(java: every failed batch, when needToTriggerEpochBumpFromClient); TxnOffsetCommitHandler (abortableError: "
+            "no bump)",
+        doc="Client `reference` sets epochBumpRequired on OUT_OF_ORDER_SEQUENCE_NUMBER only; client `java` on every "
+            "failed data batch under kip98 and verify, never under tv2, and not for a failed TxnOffsetCommit (p = op)."),
     Row("PC-10", A, "Produce response fatal", params=(i, p, k),
         guard=(n_pres[i][p][k] == PResp.FENCED, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT,
                pc_st[i] != PcState.CRASHED),
@@ -123,10 +129,11 @@ ROWS = (
         guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR),
                env_dl < Config("delays"), Not(is_op(p))),
         updates=(pc_b[i][p].set(BatchSt.FAILED), pc_st[i].set(PcState.ABORTABLE_ERROR), env_dl.set(env_dl + 1),
-                 pc_bump[i].set(Or(pc_bump[i], Config("client_bump") == 1))),
+                 pc_bump[i].set(Or(pc_bump[i], JAVA_CLIENT_BUMP))),
         tags=("network",),
-        ref="kafka-protocol §6 B1 trigger (a); RecordAccumulator.expiredBatches (delivery.timeout.ms): the "
-            "request stays in flight (delayed), the client fails the batch"),
+        ref="kafka-protocol §6 B1 trigger (a), §2.2 client profiles; Sender.failExpiredBatches (delivery.timeout.ms): "
+            f"the request stays in flight (delayed), the client fails the batch ({TM}.handleFailedBatch sets "
+            "epochBumpRequired for client java under kip98 and verify)"),
     Row("PC-13", A, "request timeout: resend the same batch", params=(i, p),
         guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, begun, n_prod[i][p][pc_k[i]] < 2,
                env_dup < Config("duplicates")),

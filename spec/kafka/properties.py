@@ -6,7 +6,7 @@ HW (= log end). Two-state properties (DUR-2, ORD-3's monotonic LSO) are ghost fl
 rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on every transition.
 """
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
-from txncheck.spec.model import Always, Recoverable, Sometimes
+from txncheck.spec.model import Always, LeadsTo, Recoverable, Sometimes
 
 from .domains import (CTP, OP, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
                       Tid, Txn, TxnState as S, in_use)
@@ -171,6 +171,11 @@ PROPERTIES = (
                                                                PcState.CRASHED)),
                 "Clients proceed: every incarnation that is not FATAL or crashed can reach READY.",
                 ref="kafka-protocol §5.3 LIVE-3"),
+    LeadsTo("LIVE-4", Exists(Tid, lambda t: tl_st[t].is_in(*PREPARE)), ForAll(Tid, lambda t: Not(tl_st[t].is_in(*PREPARE))),
+            "Decisions complete without help: once a tid's decision (Prepare*) is in the transaction log, the "
+            "coordinator and the partition leaders finish it (CompleteX) in every behaviour where they keep taking "
+            "their enabled steps (weak fairness, spec `fairness`), whatever the clients do.",
+            ref="kafka-protocol §5.3 LIVE-4"),
     Sometimes("Commit", Exists(Part, lambda p: Exists(Slot, lambda s: in_rc(p, s))),
               "A committed record becomes visible to read_committed readers."),
     Sometimes("Abort", Exists(Part, lambda p: Exists(Slot, lambda s: And(data(p, s), log_out[p][s] == Outcome.ABORT))),
