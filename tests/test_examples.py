@@ -140,5 +140,6 @@ def test_the_examples_doc_runs(monkeypatch, tmp_path):
     assert "302 distinct states" in outputs["txncheck check ./ewd840.py --engine scalar --out out/ewd840-scalar"]
     assert "1,566 distinct states" in outputs["txncheck check ./ewd840.py --config n4"]
     assert "0 finding(s)" in outputs["txncheck tables ./ewd840.py --verify"]
+    assert "TerminationDetection: proved" in outputs["txncheck bmc ./ewd840.py --induction 1"]
     assert "Liveness              leads_to    holds" in outputs["txncheck check ./ewd840.py"]
     assert "Liveness              leads_to    violated" in outputs["txncheck check ./ewd840.py --variant unfair"]

@@ -88,11 +88,22 @@ def test_replay_refuses_a_step_0_that_is_no_initial_state():
     assert not report.confirmed and "not one of the spec's 8 initial states" in report.message
 
 
-def test_the_symbolic_engines_say_they_need_one_initial_state(txncheck_cli):
-    code, out, err = txncheck_cli("bmc", LAMPS, "--depth", "2")
-    assert code == 2 and "8 initial states" in err and "txncheck check" in err and "Traceback" not in err
+def test_bmc_and_k_induction_start_from_every_initial_state(tmp_path, txncheck_cli):
+    # the shortest violation starts from an initial state with one lamp lit: depth 1, as the explicit search says
+    code, out, err = txncheck_cli("bmc", LAMPS, "--variant", "no-check", "--depth", "3", "--out", str(tmp_path / "b"))
+    assert code == 1 and "AtMostOne: VIOLATED at depth 1" in out, out + err
+    tr = Trace.from_json(json.loads((tmp_path / "b" / "traces" / "AtMostOne.json").read_text()))
+    assert sum(tr.steps[0].state["on"].values()) == 1 and replay(tr).confirmed
+    code, out, err = txncheck_cli("bmc", LAMPS, "--induction", "2", "--out", str(tmp_path / "k"))
+    assert code == 0 and "AtMostOne: proved" in out, out + err
     code, out, err = txncheck_cli("tables", LAMPS, "--verify")
-    assert code == 0, err  # the table checks do not start from the initial states
+    assert code == 0, err
+
+
+def test_the_encodings_that_take_one_initial_state_say_so(txncheck_cli):
+    for extra in (["--pdr"], ["--induction", "1", "--lemmas"], ["--depth", "3", "--from-depth", "2", "--refute-below"]):
+        code, out, err = txncheck_cli("bmc", LAMPS, *extra)
+        assert code == 2 and "8 initial states" in err and "txncheck check" in err and "Traceback" not in err, extra
 
 
 def _spec_with(**changes):
@@ -115,11 +126,18 @@ def test_mistakes_in_initial_values_are_one_clear_error():
         check_spec(wide, "tiny")
 
 
-def test_the_symbolic_refusal_is_a_config_error():
-    from txncheck.checker.symbolic.bmc import bmc
-    m = ModelRequest.of(LAMPS, "tiny", {}, None).ground()
-    with pytest.raises(ConfigError, match="one initial state"):
-        bmc(m, 2)
+def test_the_houdini_pass_needs_a_candidate_true_in_every_initial_state():
+    from txncheck.checker.symbolic.lemmas import houdini
+    from txncheck.spec.expr import Not
+    from txncheck.spec.model import Always
+    spec = loader.resolve(LAMPS).spec
+    on = spec.vars[0]
+    # "lamp l1 is dark" holds in the first initial state and is kept by every step, but not in every initial state
+    dark = replace(spec, properties=spec.properties + (Always("Dark", Not(on[0])),))
+    m = ModelRequest.of(dark, "tiny", {}, None).ground()
+    props = {p.name: p for p in m.properties}
+    _, kept, _, dropped = houdini(m, [], properties=[props["AtMostOne"], props["Dark"]])
+    assert [p.name for p in kept] == ["AtMostOne"] and dropped == 1
 
 
 def test_checkpoints_record_every_initial_state(tmp_path, txncheck_cli):

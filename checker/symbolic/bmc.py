@@ -175,10 +175,10 @@ def _proved_note(m: GroundModel, lemmas) -> str:
             + "; no counterexample at any depth")
 
 
-def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc"):
-    """The standard trace (traces/ schema) for a path found by the solver."""
+def make_trace(m: GroundModel, action_ids, prop_name: str, engine: str = "bmc", start=None):
+    """The standard trace (traces/ schema) for a path found by the solver, from its initial state `start`."""
     from txncheck.traces.build import build_trace
-    return build_trace(m, list(action_ids), prop_name, "violation", engine)
+    return build_trace(m, list(action_ids), prop_name, "violation", engine, initial=start)
 
 
 def refute_below_query(m: GroundModel, tr, d: int, props, invariants, por: bool = True):
@@ -240,7 +240,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
     `refute_below`: with `from_depth`, first show in one query (CaDiCaL) that no property fails
     below it, so what is found from there on is a shortest counterexample; if one does fail, search
     shortest-first from depth 0 instead."""
-    require_one_initial_state(m, "txncheck bmc")
+    if refute_below:
+        require_one_initial_state(m, "txncheck bmc --refute-below")
     if depth < 0:
         raise ConfigError(f"--depth must be 0 or more; got {depth}")
     if not 0 <= from_depth <= depth:
@@ -301,6 +302,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                     solver.add(*holds.values())
                     break
                 if ids is not None:    # else z3 asks the same below
+                    first = None  # --refute-below takes one initial state
                     states = replay_actions(m, ids)
                     failing = [p for p in pending if violated(m, p, states[-1])]
                     if len(ids) != k or not failing:
@@ -324,7 +326,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                     break
                 mdl = solver.model()
                 ids = u.action_ids(mdl, k)
-                states = replay_actions(m, ids)
+                first = u.state_values(mdl, 0)  # the initial state the solver chose
+                states = replay_actions(m, ids, first)
                 failing = [p for p in pending if z3.is_false(mdl.eval(holds[p.name], model_completion=True))]
                 if not failing:
                     raise AssertionError(f"bmc: z3's model at depth {k} violates no pending property")
@@ -336,7 +339,8 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                 j = next(j for j in range(k + 1) if violated(m, p, states[j])) if skipped else k
                 note = f"depths below {from_depth} not searched: not known to be the shortest" if skipped else ""
                 found[p.name] = ProofOutcome(p.name, "violated", j, ids[:j], [m.actions[i].label for i in ids[:j]],
-                                                make_trace(m, ids[:j], p.name) if traces else None, note=note)
+                                                make_trace(m, ids[:j], p.name, start=first) if traces else None,
+                                                note=note)
                 pending.remove(p)
                 del holds[p.name]
             if ask is not None:

@@ -33,7 +33,7 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.traces.build import build_cti_trace
 from .bmc import ProofOutcome, SymbolicResult, always_properties, make_trace
 from .encode import Timer, make_solver
-from .unroll import Unroller, replay_actions, violated, require_one_initial_state
+from .unroll import Unroller, replay_actions, violated
 
 
 def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool = True,
@@ -43,7 +43,6 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
     `lemmas`: a `lemmas.LemmaSet` of proved inductive lemmas, assumed on every state of the
     step case (and of the base path): they hold on every reachable state, so this is sound.
     `on_query(label, seconds, result)`: called as each solver query finishes."""
-    require_one_initial_state(m, "txncheck bmc --induction")
     if max_k < 1:
         raise ConfigError(f"--induction needs k >= 1; got {max_k}")
     start = time.perf_counter()
@@ -104,7 +103,8 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
             if r == z3.unsat:
                 break
             ids = ub.action_ids(mdl, d)
-            states = replay_actions(m, ids)
+            first = ub.state_values(mdl, 0)  # the initial state the solver chose
+            states = replay_actions(m, ids, first)
             bad = [c for c in live if violated(m, c, states[-1])]
             if not bad:
                 raise AssertionError(f"k-induction: z3's path of depth {d} violates no candidate when replayed")
@@ -112,7 +112,7 @@ def k_induction(m: GroundModel, max_k: int, properties=None, simple_path: bool =
                 refuted.add(c.name)
                 if c.name in goal_names:
                     found[c.name] = ProofOutcome(c.name, "violated", d, ids, [m.actions[i].label for i in ids],
-                                                    make_trace(m, ids, c.name, "k-induction") if traces else None)
+                                                    make_trace(m, ids, c.name, "k-induction", first) if traces else None)
                 elif c.name in strengthening:
                     res.refuted_invariants.append((c.name, d))
             live = [c for c in live if c.name not in refuted]

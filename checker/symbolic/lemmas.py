@@ -220,14 +220,14 @@ def houdini(m: GroundModel, candidates: list, tr: Transition | None = None, solv
     always properties as extra candidates) that z3 proves inductive together. Returns
     (lemmas kept, properties kept, rounds, dropped at init)."""
     tr = tr or Transition(m)
-    init = list(zip(tr.pre, [z3.BoolVal(bool(v)) if z3.is_bool(x) else z3.IntVal(v)
-                             for x, v in zip(tr.pre, m.init)]))
+    inits = [list(zip(tr.pre, [z3.BoolVal(bool(v)) if z3.is_bool(x) else z3.IntVal(v) for x, v in zip(tr.pre, s)]))
+             for s in m.initial_states]
     post_pairs = list(zip(tr.pre, tr.post))
     items = [(c.z3(tr.pre), c) for c in candidates] + [(tr.holds(p), p) for p in properties]
     alive = []
     dropped_init = 0
-    for i, (f, _c) in enumerate(items):
-        if z3.is_true(z3.simplify(z3.substitute(f, *init))):
+    for i, (f, _c) in enumerate(items):  # a candidate must hold in every initial state
+        if all(z3.is_true(z3.simplify(z3.substitute(f, *init))) for init in inits):
             alive.append(i)
         else:
             dropped_init += 1

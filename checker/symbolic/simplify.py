@@ -101,7 +101,8 @@ def freeze(m: GroundModel) -> tuple[GroundModel, Substitution]:
     the path: a state with the frozen cells at their initial values enables only actions whose
     simplified guard is not false, and those write the frozen cells only with their initial
     values."""
-    frozen = frozenset(range(m.layout.width))
+    inits = m.initial_states  # a cell that starts in several values is never frozen
+    frozen = frozenset(c for c in range(m.layout.width) if all(s[c] == m.init[c] for s in inits))
     while True:
         sub = Substitution(m.init, frozen)
         actions = tuple(replace(a, guard=sub(a.guard),

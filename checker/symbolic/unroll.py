@@ -55,12 +55,14 @@ def footprint(m: GroundModel, a) -> tuple[frozenset, frozenset]:
 
 
 def require_one_initial_state(m: GroundModel, command: str) -> None:
-    """The solver encodings start from one initial state; a spec with several is checked by `txncheck check`."""
+    """The encodings that start from one initial state (PDR's, the lemma miner's samples, CaDiCaL's refutation
+    below a depth); a spec with several is checked by `txncheck check` or plain bmc / k-induction."""
     n = len(m.initial_states)
     if n > 1:
         raise ConfigError(f"spec {m.spec.name} has {n:,} initial states (OneOf/ANY initial values or init constraints); "
                           f"{command} supports specs with one initial state so far: check this one with `txncheck "
-                          "check` (every initial state is explored)")
+                          "check` (every initial state is explored), or with plain `txncheck bmc --depth K` or "
+                          "`--induction K`")
 
 class Transition:
     """The transition relation over abstract cells `pre`, `post` and picks `pick`, built once per
@@ -207,8 +209,18 @@ class Unroller:
         return s
 
     def constrain_init(self):
+        """State 0 is an initial state: the cells every initial state agrees on, then one of the
+        combinations of the others (TLA+'s Init as a disjunction)."""
         s = self.states[0]
-        self.solver.add(*[(x == bool(v)) if z3.is_bool(x) else (x == v) for x, v in zip(s, self.m.init)])
+
+        def eq(x, v):
+            return (x == bool(v)) if z3.is_bool(x) else (x == v)
+        inits = self.m.initial_states
+        varying = [c for c in range(len(s)) if any(t[c] != inits[0][c] for t in inits)]
+        self.solver.add(*[eq(s[c], v) for c, v in enumerate(inits[0]) if c not in set(varying)])
+        if varying:
+            combos = sorted({tuple(t[c] for c in varying) for t in inits})
+            self.solver.add(z3.Or(*[z3.And(*[eq(s[c], v) for c, v in zip(varying, combo)]) for combo in combos]))
 
     def holds(self, i: int, p: GroundProperty):
         """Property p (guarded by its `when`) holds and is defined in state i."""
