@@ -31,7 +31,7 @@ from txncheck.spec.model import EVENTUALLY
 
 from .outcome import SearchOutcome
 from .paths import start_state
-from .recoverable import ReverseGraph, first_chosen
+from .recoverable import ReverseGraph, concat_ranges, first_chosen
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,7 @@ class FairnessGroups:
             idx = np.flatnonzero(g >= 0)
             return idx, g[idx]
         counts = self.ptr[act + 1] - self.ptr[act]
-        idx = np.repeat(np.arange(len(act)), counts)
-        starts = np.repeat(self.ptr[act] - np.cumsum(np.r_[0, counts[:-1]]), counts)
-        return idx, self.grp[starts + np.arange(counts.sum())]
+        return np.repeat(np.arange(len(act)), counts), self.grp[concat_ranges(self.ptr[act], counts)]
 
 
 def fairness_groups(model: GroundModel) -> FairnessGroups:
@@ -84,7 +82,7 @@ class Lasso:
 class _Graph:
     """The stored graph without stuttering edges, with the enabled (state, group) pairs."""
 
-    def __init__(self, model: GroundModel, outcome: SearchOutcome, groups: FairnessGroups):
+    def __init__(self, outcome: SearchOutcome, groups: FairnessGroups):
         src, dst, act = outcome.edges
         moving = src != dst
         self.n = outcome.distinct
@@ -175,11 +173,9 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     groups = groups if groups is not None else fairness_groups(model)
     n = outcome.distinct
     goal = outcome.goal_masks[name][:n]
-    gr = _Graph(model, outcome, groups)
+    gr = _Graph(outcome, groups)
     allowed = ~goal
     fair, comp = fair_states(gr, allowed)
-    within = allowed[gr.src] & allowed[gr.dst]
-    es, ed, ea = gr.src[within], gr.dst[within], gr.act[within]
     graph = graph if graph is not None else ReverseGraph.of(outcome)
     src, dst, _ = outcome.edges
     bad = graph.can_reach(fair, allowed[src] & allowed[dst])  # through goal-less states only
@@ -190,11 +186,11 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     if len(starts) == 0:
         return None
     s0 = first_chosen(outcome, starts)
-    to_fair = _path(gr.fps, es, ed, ea, s0, fair)
-    f = int(ed[to_fair[-1]]) if to_fair else s0
+    within = _Forward(gr, allowed[gr.src] & allowed[gr.dst])
+    to_fair, f = within.path(s0, fair)
     cycle = _fair_cycle(gr, comp, f)
     prefix = outcome.path(s0)
-    actions = tuple(int(a) for a in prefix) + tuple(int(ea[e]) for e in to_fair) + cycle
+    actions = tuple(int(a) for a in prefix) + to_fair + cycle
     return Lasso(actions, len(prefix) + len(to_fair), len(prefix), start_state(model, outcome, s0, False))
 
 
@@ -203,7 +199,6 @@ def _fair_cycle(gr: _Graph, comp: np.ndarray, f: int) -> tuple[int, ...]:
     in_comp = comp == comp[f]
     members = np.flatnonzero(in_comp)
     inside = in_comp[gr.src] & in_comp[gr.dst]
-    cs, cd, ca = gr.src[inside], gr.dst[inside], gr.act[inside]
     est, eg = gr.enabled_at(in_comp)
     at_f = set(eg[est == f].tolist())
     if not at_f:
@@ -221,18 +216,16 @@ def _fair_cycle(gr: _Graph, comp: np.ndarray, f: int) -> tuple[int, ...]:
             # weakly fair and not taken here: visit a state that disables it (strong: none enables it)
             where = members[~np.isin(members, est[eg == g])]
             waypoints.append(("state", int(where[np.argmin(gr.fps[where])])))
-    out: list[int] = []
+    component = _Forward(gr, inside)
+    out: tuple[int, ...] = ()
     cur = f
     for kind, x in waypoints:
-        target = int(gr.src[x]) if kind == "edge" else x
-        out += [int(ca[e]) for e in _path(gr.fps, cs, cd, ca, cur, _mask(gr.n, target))]
+        steps, cur = component.path(cur, _mask(gr.n, int(gr.src[x]) if kind == "edge" else x))
+        out += steps
         if kind == "edge":
-            out.append(int(gr.act[x]))
+            out += (int(gr.act[x]),)
             cur = int(gr.dst[x])
-        else:
-            cur = target
-    out += [int(ca[e]) for e in _path(gr.fps, cs, cd, ca, cur, _mask(gr.n, f))]
-    return tuple(out)
+    return out + component.path(cur, _mask(gr.n, f))[0]
 
 
 def _mask(n: int, i: int) -> np.ndarray:
@@ -241,37 +234,43 @@ def _mask(n: int, i: int) -> np.ndarray:
     return m
 
 
-def _path(fps, src, dst, act, start: int, target: np.ndarray) -> list[int]:
-    """Edge indices of a shortest path from `start` to a `target` state (least fingerprint among the
-    nearest; each state reached by its least (source fingerprint, action) edge); [] if start is one."""
-    if target[start]:
-        return []
-    order = np.argsort(src, kind="stable")
-    starts = np.searchsorted(src[order], np.arange(len(target) + 1))
-    via = np.full(len(target), -1, dtype=np.int64)
-    seen = np.zeros(len(target), dtype=bool)
-    seen[start] = True
-    frontier = np.array([start])
-    while len(frontier):
-        lo, hi = starts[frontier], starts[frontier + 1]
-        counts = hi - lo
-        idx = order[np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(counts.sum())]
-        idx = idx[~seen[dst[idx]]]
-        if len(idx) == 0:
-            break
-        idx = idx[np.lexsort((act[idx], fps[src[idx]], dst[idx]))]
-        first = np.r_[True, dst[idx][1:] != dst[idx][:-1]]
-        idx = idx[first]
-        via[dst[idx]] = idx
-        seen[dst[idx]] = True
-        frontier = dst[idx]
-        hit = frontier[target[frontier]]
-        if len(hit):
-            node = int(hit[np.argmin(fps[hit])])
-            path = []
-            while node != start:
-                e = int(via[node])
-                path.append(e)
-                node = int(src[e])
-            return path[::-1]
-    raise RuntimeError("internal error: no path to a fair state inside the graph that reaches one")
+class _Forward:
+    """The edges of `gr` that `keep` marks, by source (CSR, built once), for shortest paths through them."""
+
+    def __init__(self, gr: _Graph, keep: np.ndarray):
+        self.fps = gr.fps
+        self.src, self.dst, self.act = gr.src[keep], gr.dst[keep], gr.act[keep]
+        self.order = np.argsort(self.src, kind="stable")
+        self.starts = np.searchsorted(self.src[self.order], np.arange(gr.n + 1))
+
+    def path(self, start: int, target: np.ndarray) -> tuple[tuple[int, ...], int]:
+        """(actions, end) of a shortest path from `start` to a `target` state (the least fingerprint among
+        the nearest; each state reached by its least (source fingerprint, action) edge); no actions if
+        `start` is one."""
+        if target[start]:
+            return (), start
+        fps, src, dst, act = self.fps, self.src, self.dst, self.act
+        via = np.full(len(target), -1, dtype=np.int64)
+        seen = np.zeros(len(target), dtype=bool)
+        seen[start] = True
+        frontier = np.array([start])
+        while len(frontier):
+            lo = self.starts[frontier]
+            idx = self.order[concat_ranges(lo, self.starts[frontier + 1] - lo)]
+            idx = idx[~seen[dst[idx]]]
+            if len(idx) == 0:
+                break
+            idx = idx[np.lexsort((act[idx], fps[src[idx]], dst[idx]))]
+            idx = idx[np.r_[True, dst[idx][1:] != dst[idx][:-1]]]
+            via[dst[idx]] = idx
+            seen[dst[idx]] = True
+            frontier = dst[idx]
+            hit = frontier[target[frontier]]
+            if len(hit):
+                end = node = int(hit[np.argmin(fps[hit])])
+                edges = []
+                while node != start:
+                    edges.append(int(via[node]))
+                    node = int(src[edges[-1]])
+                return tuple(int(act[e]) for e in reversed(edges)), end
+        raise RuntimeError("internal error: no path to a fair state inside the graph that reaches one")

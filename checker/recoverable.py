@@ -2,7 +2,8 @@
 holds, some goal state must be reachable (using only actions whose rows lack the excluded tags).
 
 Computed by reverse reachability: a backward breadth-first search from the goal states over the
-reversed edges, in numpy (CSR by destination), then `when & ~can_reach` are the violations.
+reversed edges, in numpy (CSR by destination, `ReverseGraph`), then the `when` states that cannot
+reach a goal state are the violations.
 """
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ import numpy as np
 from txncheck.spec.ground_ir import GroundModel
 
 from .outcome import SearchOutcome
+
+
+def concat_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices lo[i], lo[i]+1, ..., lo[i]+counts[i]-1 for every i, concatenated: the entries of the
+    CSR rows that start at `lo`."""
+    return np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(int(counts.sum()))
 
 
 class ReverseGraph:
@@ -37,12 +44,11 @@ class ReverseGraph:
         frontier = np.flatnonzero(reach)
         starts, src = self.starts, self.src_sorted
         while len(frontier):
-            lo, hi = starts[frontier], starts[frontier + 1]
-            counts = hi - lo
-            total = int(counts.sum())
-            if total == 0:
+            lo = starts[frontier]
+            counts = starts[frontier + 1] - lo
+            if not counts.any():
                 break
-            idx = np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(total)
+            idx = concat_ranges(lo, counts)
             if kept is not None:
                 idx = idx[kept[idx]]
             preds = src[idx]
@@ -52,11 +58,6 @@ class ReverseGraph:
             fresh[frontier] = False
             reach[frontier] = True
         return reach
-
-
-def can_reach(n: int, src: np.ndarray, dst: np.ndarray, goal: np.ndarray) -> np.ndarray:
-    """Boolean mask of the states from which some goal state is reachable along the edges (src, dst)."""
-    return ReverseGraph(n, src, dst).can_reach(goal)
 
 
 def check(model: GroundModel, outcome: SearchOutcome, name: str, graph: ReverseGraph | None = None) -> int | None:

@@ -51,26 +51,20 @@ def _replays(result, names):
         assert back.kind == "lasso" and back.loop is not None
 
 
-@pytest.mark.parametrize("engine", ["vector", "scalar"])
-@pytest.mark.parametrize("tla_spec", list(TLC["FairMutex"]["verdicts"]))
-def test_mutex_matches_tlc(engine, tla_spec):
-    expected = TLC["FairMutex"]["verdicts"][tla_spec]
-    r = check_spec(MUTEX, "tiny", variant=MUTEX_FAIRNESS[tla_spec], engine=engine,
-                   options=ExploreOptions(stop_on_violation=False))
-    assert r.stats["distinct"] == TLC["FairMutex"]["distinct"]
-    assert _verdicts(r, expected) == expected
-    assert r.outcome_of("Mutex").outcome == "holds"
-    _replays(r, expected)
+# TLA+ module -> (the tables' spec, its variant per TLA+ specification, its safety property)
+TLC_MODELS = {"FairMutex": (MUTEX, MUTEX_FAIRNESS, "Mutex"), "Commit": (COMMIT, COMMIT_FAIRNESS, "TCConsistent")}
 
 
 @pytest.mark.parametrize("engine", ["vector", "scalar"])
-@pytest.mark.parametrize("tla_spec", list(TLC["Commit"]["verdicts"]))
-def test_two_phase_commit_matches_tlc(engine, tla_spec):
-    expected = TLC["Commit"]["verdicts"][tla_spec]
-    r = check_spec(COMMIT, "tiny", variant=COMMIT_FAIRNESS[tla_spec], engine=engine,
+@pytest.mark.parametrize("module, tla_spec", [(m, s) for m in TLC_MODELS for s in TLC[m]["verdicts"]])
+def test_liveness_matches_tlc(engine, module, tla_spec):
+    path, variants, safety = TLC_MODELS[module]
+    expected = TLC[module]["verdicts"][tla_spec]
+    r = check_spec(path, "tiny", variant=variants[tla_spec], engine=engine,
                    options=ExploreOptions(stop_on_violation=False))
-    assert r.stats["distinct"] == TLC["Commit"]["distinct"]
+    assert r.stats["distinct"] == TLC[module]["distinct"]
     assert _verdicts(r, expected) == expected
+    assert r.outcome_of(safety).outcome == "holds"
     _replays(r, expected)
 
 
@@ -237,7 +231,7 @@ def test_fair_states_match_brute_force(g):
     arr = np.array(edges, dtype=np.int64).reshape(-1, 3)
     outcome = SimpleNamespace(edges=(arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int32)), distinct=n,
                               fps=np.arange(n, dtype=np.uint64)[::-1].copy())
-    gr = liveness._Graph(None, outcome, groups)
+    gr = liveness._Graph(outcome, groups)
     fair, comp = liveness.fair_states(gr, allowed)
     assert fair.tolist() == _oracle_fair(n, edges, groups_of, strong, allowed).tolist()
     for f in np.flatnonzero(fair):  # every fair state has a fair cycle through it, in its own component

@@ -75,7 +75,7 @@ def property_values(model: GroundModel, prop_name: str, state, kind: str) -> dic
     if kind == "lasso":  # the goal is false there (and ever after); its condition held earlier
         return _labelled(model, explain(p.expr, state), state)
     if kind == "witness":
-        holds = _evaluates(p.expr, state)
+        holds = holds_in(p.expr, state)
         cells = explain(p.expr, state) if holds or p.when is None else explain(p.when, state)
     else:
         cells = explain(p.expr, state) | (explain(p.when, state) if p.when is not None else set())
@@ -95,7 +95,8 @@ def _labelled(model: GroundModel, cells, state) -> dict:
     return {model.layout.cell_names[c]: _lab(model, c, state[c]) for c in sorted(cells)}
 
 
-def _evaluates(e, state) -> bool:
+def holds_in(e, state) -> bool:
+    """`e` is true in `state`; false where it cannot be evaluated there (an index out of its domain)."""
     try:
         return bool(evaluate(e, state))
     except EvaluationError:

@@ -17,26 +17,21 @@ from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.fairness import ground_groups
 from txncheck.spec.ground_ir import GroundModel
 
-
-def _holds(e, s) -> bool:
-    try:
-        return bool(evaluate(e, s))
-    except EvaluationError:
-        return False
+from .build import holds_in
 
 
 def lasso_start(prop, states, loop: int) -> int | None:
     """The first step where the condition holds and the goal never holds again (cycle included), or None."""
     n = len(states) - 1
     goal_after = [False] * (n + 2)  # goal_after[i]: the goal holds at some step >= i, or on the cycle
-    cycle_goal = any(_holds(prop.expr, s) for s in states[loop:])
+    cycle_goal = any(holds_in(prop.expr, s) for s in states[loop:])
     goal_after[n + 1] = cycle_goal
     for i in range(n, -1, -1):
-        goal_after[i] = goal_after[i + 1] or _holds(prop.expr, states[i])
+        goal_after[i] = goal_after[i + 1] or holds_in(prop.expr, states[i])
     if prop.kind == "eventually":
         return 0 if not goal_after[0] else None
     for i in range(n + 1):
-        if not goal_after[i] and _holds(prop.when, states[i]):
+        if not goal_after[i] and holds_in(prop.when, states[i]):
             return i
     return None
 
