@@ -6,12 +6,21 @@ complete and why (`checker/outcome.py` states the rules). The scalar, vector and
 all advance the same object, the vector and Spark engines also when they replay a resumed run's
 records, so the three cannot disagree about when a search stops, nor a resumed search with the
 one it continues.
+
+`Findings` chooses among equals: which violating, witnessing or deadlocked state a property's trace
+ends in. Engines offer each checked level's candidates (the Spark engine each task's least, since a
+level is split over tasks); the first level with a candidate wins, and within it the least
+fingerprint, so the choice does not depend on how a level was expanded or split.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .outcome import ExploreOptions
+
+VIOLATION, WITNESS, DEADLOCK = "violation", "witness", "deadlock"
 
 
 @dataclass
@@ -67,3 +76,48 @@ class LevelRules:
         """The process reached its memory bound mid-level: keep the levels checked so far."""
         del self.levels[checked_levels:]
         self._stop("memory")
+
+
+@dataclass
+class Findings:
+    """For each always property its violating state, for each sometimes property its witness, and the
+    deadlocked state: the least fingerprint of the first level that has one. A state is named by `ref`,
+    whatever the engine locates it by (a store index; Spark: (level, fingerprint))."""
+    chosen: dict[tuple[str, str], tuple[int, int | None, object]] = field(default_factory=dict)
+
+    def open(self, kind: str, name: str, level: int) -> bool:
+        """Whether a candidate of `level` can still be chosen (nothing was at an earlier level)."""
+        got = self.chosen.get((kind, name))
+        return got is None or got[0] >= level
+
+    def offer(self, kind: str, name: str, level: int, fp: int, ref) -> bool:
+        """One candidate; True if it is the first chosen for (kind, name), which is what makes a level
+        violating."""
+        key = (kind, name)
+        got = self.chosen.get(key)
+        if got is not None and (got[0] < level or got[1] is None or (got[0] == level and got[1] <= fp)):
+            return False
+        self.chosen[key] = (level, int(fp), ref)
+        return got is None
+
+    def offer_least(self, kind: str, name: str, level: int, fps: np.ndarray, refs) -> bool:
+        """The least-fingerprint candidate among `fps` (unsigned), named by the matching entry of `refs`."""
+        if not len(fps):
+            return False
+        i = int(np.argmin(np.asarray(fps, dtype=np.uint64)))
+        return self.offer(kind, name, level, int(fps[i]), refs[i])
+
+    def restore(self, kind: str, name: str, level: int, ref) -> None:
+        """A choice recorded by an earlier run of the same search (a checkpoint's record)."""
+        self.chosen[(kind, name)] = (level, None, ref)
+
+    def refs(self, kind: str) -> dict[str, object]:
+        return {name: got[2] for (k, name), got in sorted(self.chosen.items()) if k == kind}
+
+    def deadlock(self):
+        got = self.chosen.get((DEADLOCK, ""))
+        return None if got is None else got[2]
+
+    def keep(self, wanted) -> None:
+        """Forget the choices whose ref fails `wanted` (states dropped when memory ran out)."""
+        self.chosen = {k: v for k, v in self.chosen.items() if wanted(v[2])}

@@ -18,7 +18,7 @@ from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .. import symmetry
 from ..compile_py import CompiledModel
-from ..levels import LevelRules
+from ..levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
 
@@ -46,29 +46,20 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     index = {f: i for i, f in enumerate(fps)}
     fired = [0] * len(model.actions)
     generated = 0
-    violations: dict[str, int] = {}
-    witnesses: dict[str, int] = {}
-    deadlock = None
+    found_states = Findings()
     goal = {p.name: bytearray() for p in recov}
     when = {p.name: bytearray() for p in recov}
     esrc, edst, eact = array("q"), array("q"), array("i")
     progress = Progress(options, "scalar")
 
-    def check_level(states, first_index):
+    def check_level(states, first_index, level):
         found = False
-        for name, fn in always:
-            if name in violations:
-                continue
-            bad = [i for i, s in enumerate(states) if not fn(s)]
-            if bad:
-                violations[name] = min((fps[first_index + i], first_index + i) for i in bad)[1]
-                found = True
-        for name, fn in sometimes:
-            if name in witnesses:
-                continue
-            good = [i for i, s in enumerate(states) if fn(s)]
-            if good:
-                witnesses[name] = min((fps[first_index + i], first_index + i) for i in good)[1]
+        for kind, props, hit in ((VIOLATION, always, False), (WITNESS, sometimes, True)):
+            for name, fn in props:
+                if found_states.open(kind, name, level):
+                    refs = [first_index + i for i, s in enumerate(states) if bool(fn(s)) is hit]
+                    new = found_states.offer_least(kind, name, level, [fps[i] for i in refs], refs)
+                    found = found or (new and kind == VIOLATION)
         for p in recov:
             g, w = cm.prop_fns[p.name], cm.when_fns.get(p.name)
             goal[p.name].extend(1 if g(s) else 0 for s in states)
@@ -77,7 +68,7 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
 
     frontier = [level0[f] for f in fps]
     rules = LevelRules(options)
-    rules.initial(len(frontier), check_level(frontier, 0))
+    rules.initial(len(frontier), check_level(frontier, 0, 0))
     while not rules.finished:
         at_limit = rules.at_limit()
         level_start = len(fps)
@@ -120,14 +111,11 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
                     edst.append(j)
                     eact.append(aid)
             progress.tick(len(fps), rules.depth, generated)
-        found = False
-        if dead and deadlock is None:
-            deadlock = min((fps[i], i) for i in dead)[1]
-            found = True
+        found = found_states.offer_least(DEADLOCK, "", rules.depth, [fps[i] for i in dead], dead)
         if at_limit:
             rules.advance(int(unseen_beyond_limit), found, limit=True)
             break
-        found = check_level(new_states, level_start) or found
+        found = check_level(new_states, level_start, rules.depth + 1) or found
         frontier = new_states
         rules.advance(len(new_states), found)
     progress.done(len(fps), rules.depth, generated)
@@ -141,7 +129,8 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
         parent=np.frombuffer(parent, dtype=np.int64).copy(),
         action=np.frombuffer(action, dtype=np.int32).copy(),
         level_sizes=rules.levels, generated=generated, fired=np.asarray(fired, dtype=np.int64),
-        violations=violations, witnesses=witnesses, deadlock=deadlock,
+        violations=found_states.refs(VIOLATION), witnesses=found_states.refs(WITNESS),
+        deadlock=found_states.deadlock(),
         goal_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in goal.items()},
         when_masks={k: np.frombuffer(bytes(v), dtype=np.uint8).astype(bool) for k, v in when.items()},
         edges=edges, complete=rules.complete, stop_reason=rules.stop_reason,

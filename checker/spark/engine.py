@@ -38,7 +38,7 @@ from functools import partial
 import numpy as np
 
 from txncheck.checker import checkpoint
-from txncheck.checker.levels import LevelRules
+from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from txncheck.checker.lookup import find_sorted
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome
 from txncheck.checker.progress import peak_rss
@@ -69,9 +69,7 @@ class _State:
         self.rules = LevelRules(replace(options, stop_on_violation=stop_on_violation))
         self.generated = 0
         self.fired = np.zeros(n_actions, dtype=np.int64)
-        self.violations: dict[str, tuple[int, int]] = {}   # name -> (level, fp)
-        self.witnesses: dict[str, tuple[int, int]] = {}
-        self.deadlock: tuple[int, int] | None = None
+        self.found = Findings()   # refs: (level, fp)
 
     levels = property(lambda self: self.rules.levels)
     depth = property(lambda self: self.rules.depth)
@@ -83,12 +81,9 @@ class _State:
     def _check(self, rec, level: int) -> bool:
         found = False
         for name, (_, fp) in rec.get("viol", {}).items():
-            if name not in self.violations:
-                self.violations[name] = (level, int(fp))
-                found = True
+            found = self.found.offer(VIOLATION, name, level, int(fp), (level, int(fp))) or found
         for name, fp in rec.get("wit", {}).items():
-            if name not in self.witnesses:
-                self.witnesses[name] = (level, int(fp))
+            self.found.offer(WITNESS, name, level, int(fp), (level, int(fp)))
         return found
 
     def initial(self, rec) -> None:
@@ -103,9 +98,9 @@ class _State:
         self.generated += int(rec["generated"])
         self.fired += np.asarray(rec["fired"], dtype=np.int64)
         found = False
-        if rec.get("dead") and self.deadlock is None:
-            self.deadlock = (d, int(rec["dead"][1]))
-            found = True
+        if rec.get("dead"):
+            fp = int(rec["dead"][1])
+            found = self.found.offer(DEADLOCK, "", d, fp, (d, fp))
         if rec.get("limit"):
             self.rules.advance(int(rec["new"]), found, limit=True)
             return
@@ -281,9 +276,9 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     n = len(fps)
     out = SearchOutcome(
         fps=fps, parent=parent, action=action, level_sizes=list(st.levels), generated=st.generated,
-        fired=st.fired, violations={k: index_of(*v) for k, v in st.violations.items()},
-        witnesses={k: index_of(*v) for k, v in st.witnesses.items()},
-        deadlock=index_of(*st.deadlock) if st.deadlock is not None else None,
+        fired=st.fired, violations={k: index_of(*v) for k, v in st.found.refs(VIOLATION).items()},
+        witnesses={k: index_of(*v) for k, v in st.found.refs(WITNESS).items()},
+        deadlock=index_of(*st.found.deadlock()) if st.found.deadlock() is not None else None,
         goal_masks={k: v[0] for k, v in masks.items()}, when_masks={k: v[1] for k, v in masks.items()},
         edges=edges, complete=st.complete, stop_reason=st.stop_reason,
         elapsed=time.perf_counter() - t_start, peak_memory=peak_rss(), engine="spark",

@@ -25,7 +25,7 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from ..checkpoint import CheckpointError, Checkpointing, model_digest, model_identity, search_key, txncheck_version
-from ..levels import LevelRules
+from ..levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from ..lookup import group_index
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
@@ -49,9 +49,8 @@ class _Search:
         self.store = VisitedStore(options.memory_budget, options.workdir)
         self.rules = LevelRules(options)
         self.progress = Progress(options, "vector")
-        self.violations: dict[str, int] = {}
-        self.witnesses: dict[str, int] = {}
-        self.deadlock: int | None = None
+        self.found = Findings()                 # refs: store indices
+        self.front_fps = np.zeros(0, dtype=_U64)  # the frontier's fingerprints, ascending
         self.goal_parts: dict[str, list] = {n: [] for n in self.recov}
         self.when_parts: dict[str, list] = {n: [] for n in self.recov}
         self.edge_src, self.edge_dst_fp, self.edge_act = [], [], []
@@ -64,26 +63,19 @@ class _Search:
         self.resumed = 0
 
     # -- properties ---------------------------------------------------------------------------------
-    def check_level(self, cols, first_index) -> bool:
+    def check_level(self, cols, fps, first_index, level: int) -> bool:
         t0 = time.perf_counter()
         found = False
         n = cols.shape[1]
         if n == 0:
             return False
         kernel = self.kernel
-        for name in self.always:
-            if name in self.violations:
-                continue
-            ok = kernel.prop_cols(name, "expr", cols)
-            if not ok.all():
-                self.violations[name] = first_index + int(np.argmin(ok))  # level sorted: first = least fp
-                found = True
-        for name in self.sometimes:
-            if name in self.witnesses:
-                continue
-            ok = kernel.prop_cols(name, "expr", cols)
-            if ok.any():
-                self.witnesses[name] = first_index + int(np.argmax(ok))
+        for kind, names, hit in ((VIOLATION, self.always, False), (WITNESS, self.sometimes, True)):
+            for name in names:
+                if self.found.open(kind, name, level):
+                    at = np.flatnonzero(np.asarray(kernel.prop_cols(name, "expr", cols), dtype=bool) == hit)
+                    new = self.found.offer_least(kind, name, level, fps[at], first_index + at)
+                    found = found or (new and kind == VIOLATION)
         for name in self.recov:
             self.goal_parts[name].append(kernel.prop_cols(name, "expr", cols))
             self.when_parts[name].append(kernel.prop_cols(name, "when", cols))
@@ -92,7 +84,7 @@ class _Search:
 
     # -- checkpoint records -------------------------------------------------------------------------
     def _mark(self):
-        return set(self.violations), set(self.witnesses), self.deadlock
+        return set(self.found.chosen)
 
     def _record(self, mark, new: int, found: bool, limit: bool = False, level=None, edges=None) -> None:
         """Record the expansion just checked (no-op without a checkpoint): its counts and what it found
@@ -100,14 +92,14 @@ class _Search:
         if self.log is None:
             return
         t0 = time.perf_counter()
-        seen_v, seen_w, dead = mark
+        chosen = {key: int(got[2]) for key, got in self.found.chosen.items() if key not in mark}
         fields = {"new": int(new), "found": bool(found), "generated": int(self.generated),
-                  "viol": {k: v for k, v in sorted(self.violations.items()) if k not in seen_v},
-                  "wit": {k: v for k, v in sorted(self.witnesses.items()) if k not in seen_w}}
+                  "viol": {n: i for (k, n), i in sorted(chosen.items()) if k == VIOLATION},
+                  "wit": {n: i for (k, n), i in sorted(chosen.items()) if k == WITNESS}}
         if limit:
             fields["limit"] = True
-        if self.deadlock is not None and dead is None:
-            fields["deadlock"] = self.deadlock
+        if (DEADLOCK, "") in chosen:
+            fields["deadlock"] = chosen[(DEADLOCK, "")]
         arrays = {"fired": self.fired.copy()}  # the search adds to its own
         if level is not None:
             arrays["fps"], arrays["parent"], arrays["action"] = (np.asarray(level[0], _U64),
@@ -136,9 +128,9 @@ class _Search:
         n0 = len(fps0)
         parent0, action0 = np.full(n0, -1, np.int64), np.full(n0, -1, np.int32)
         self.store.add_level(fps0, parent0, action0)
-        found = self.check_level(self.cols, 0)
+        found = self.check_level(self.cols, fps0, 0, 0)
         self.rules.initial(n0, found)
-        self.n_front = n0
+        self.n_front, self.front_fps = n0, fps0
         self._record(mark, n0, found, level=(fps0, parent0, action0))
 
     # -- resume -------------------------------------------------------------------------------------
@@ -158,12 +150,14 @@ class _Search:
             if i == 0:
                 self.cols, fps, self.P = kernel.initial_cols()
                 self._same(fps, arr, rec)
+                self.front_fps = fps
             elif rec["new"] and not limit and need_frontier:
                 t0 = time.perf_counter()
                 rows = arr["parent"].astype(np.int64) - prev_start
                 self.cols, fps, self.P = kernel.successors_cols(self.cols, rows, arr["action"])
                 self.timing["materialise"] += time.perf_counter() - t0
                 self._same(fps, arr, rec)
+                self.front_fps = fps
             if "fps" in arr:
                 self.store.add_level(arr["fps"], arr["parent"], arr["action"])
                 prev_start, start = start, start + len(arr["fps"])
@@ -174,10 +168,12 @@ class _Search:
                 self.edge_src.append(arr["edge_src"])
                 self.edge_dst_fp.append(arr["edge_dst"])
                 self.edge_act.append(arr["edge_act"])
-            self.violations.update({k: int(v) for k, v in rec["viol"].items()})
-            self.witnesses.update({k: int(v) for k, v in rec["wit"].items()})
+            depth = len(self.rules.levels)  # the level this record stored (and checked)
+            for kind, key in ((VIOLATION, "viol"), (WITNESS, "wit")):
+                for name, ref in rec[key].items():
+                    self.found.restore(kind, name, depth, int(ref))
             if rec.get("deadlock") is not None:
-                self.deadlock = int(rec["deadlock"])
+                self.found.restore(DEADLOCK, "", depth - 1, int(rec["deadlock"]))
             self.generated = int(rec["generated"])
             self.fired = arr["fired"].astype(np.int64)
             self._advance(self.rules, i, rec)
@@ -218,9 +214,7 @@ class _Search:
                     dead = np.flatnonzero(~exp.has_successor)
                     if len(dead):
                         dead = dead[~kernel.terminal_cols(self.cols[:, dead])]  # as the scalar engine: only where needed
-                        if len(dead) and self.deadlock is None:
-                            self.deadlock = base + int(dead[0])  # level sorted by fingerprint: the least
-                            found = True
+                        found = self.found.offer_least(DEADLOCK, "", rules.depth, self.front_fps[dead], base + dead)
 
                 # -- deduplicate --------------------------------------------------------------------
                 t0 = time.perf_counter()
@@ -279,10 +273,11 @@ class _Search:
                     level = (new_fps, prow + base, pact)
                     store.add_level(*level)
                     timing["store"] += time.perf_counter() - t0
-                    found = self.check_level(new_cols, level_start) or found
-                    self.cols, self.P = new_cols, newP
+                    found = self.check_level(new_cols, new_fps, level_start, rules.depth + 1) or found
+                    self.cols, self.P, self.front_fps = new_cols, newP, new_fps
                 else:
                     self.cols = np.zeros((kernel.width, 0), dtype=kernel.dtype)
+                    self.front_fps = np.zeros(0, dtype=_U64)
                 exp = None
                 self.n_front = k
                 rules.advance(k, found)
@@ -297,9 +292,7 @@ class _Search:
             self.cols = exp = None  # noqa: F841 - frees the frontier before the records are read
             count, n_levels = safe
             rules.out_of_memory(n_levels)
-            self.violations = {k_: v for k_, v in self.violations.items() if v < count}
-            self.witnesses = {k_: v for k_, v in self.witnesses.items() if v < count}
-            self.deadlock = self.deadlock if self.deadlock is not None and self.deadlock < count else None
+            self.found.keep(lambda ref: ref < count)
             self.want_edges = False
             self.goal_parts = {k_: [] for k_ in self.goal_parts}
             self.when_parts = {k_: [] for k_ in self.when_parts}
@@ -330,8 +323,8 @@ class _Search:
             edge_bytes = src.nbytes + dst.nbytes + act.nbytes
         out = SearchOutcome(
             fps=fps, parent=parent, action=action.astype(np.int32), level_sizes=rules.levels,
-            generated=self.generated, fired=self.fired, violations=self.violations, witnesses=self.witnesses,
-            deadlock=self.deadlock,
+            generated=self.generated, fired=self.fired, violations=self.found.refs(VIOLATION),
+            witnesses=self.found.refs(WITNESS), deadlock=self.found.deadlock(),
             goal_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in self.goal_parts.items()},
             when_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in self.when_parts.items()},
             edges=edges, complete=rules.complete, stop_reason=rules.stop_reason,
