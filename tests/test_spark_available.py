@@ -42,7 +42,7 @@ def test_the_engine_checks_before_it_imports(monkeypatch):
     from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ConfigError, match=r"needs pyarrow .*" + FIX_RE):
-        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[1]"))
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[1]"))
 
 
 def test_the_cli_exits_2_with_the_fix_when_pyarrow_is_missing(tmp_path):

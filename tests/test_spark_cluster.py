@@ -37,7 +37,7 @@ def local_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def expected():
-    v = vector_explore(ModelRef(SPEC, CONFIG).build(), ExploreOptions())
+    v = vector_explore(ModelRef.named(SPEC, CONFIG).build(), ExploreOptions())
     return {"distinct": v.distinct, "level_sizes": list(v.level_sizes), "generated": v.generated,
             "complete": v.complete}
 
@@ -152,7 +152,7 @@ def test_readme_command_with_a_relative_out(local_cluster, tmp_path):
     assert "verdict: PASS" in out
     with open(tmp_path / "out" / "kafka-tiny-spark" / "result.json") as f:
         res = json.load(f)
-    v = vector_explore(ModelRef("kafka", "tiny").build(), ExploreOptions())
+    v = vector_explore(ModelRef.named("kafka", "tiny").build(), ExploreOptions())
     assert (res["verdict"], res["stats"]["distinct"], res["stats"]["generated"]) == ("pass", v.distinct, v.generated)
     assert (tmp_path / "out" / "kafka-tiny-spark" / "spark" / "manifest.json").exists()
     assert executors_cwd_outputs(local_cluster) == []
@@ -164,7 +164,7 @@ def test_readme_command_as_written(local_cluster, tmp_path):
     (about 30 s on the two 1-core workers of a quiet 2-core machine)."""
     rc, out, err = readme_command(local_cluster, tmp_path, ["kafka", "--config", "ci"], "out/kafka-ci-spark")
     assert rc == 0, out + err
-    v = vector_explore(ModelRef("kafka", "ci").build(), ExploreOptions())   # 1,225,124 states when written
+    v = vector_explore(ModelRef.named("kafka", "ci").build(), ExploreOptions())   # 1,225,124 states when written
     assert f"{v.distinct:,} distinct states, {v.generated:,} generated, depth {len(v.level_sizes) - 1}" in out
     assert "verdict: PASS" in out
     with open(tmp_path / "out" / "kafka-ci-spark" / "result.json") as f:

@@ -65,11 +65,11 @@ def _edge_set(out):
 
 
 def test_twophase_tiny(spark):
-    agree(ModelRef("twophase", "tiny"), ExploreOptions())
+    agree(ModelRef.named("twophase", "tiny"), ExploreOptions())
 
 
 def test_twophase_variant_counterexample_and_resume_store(spark, tmp_path):
-    ref = ModelRef("twophase", "ci", variant="commit-without-all-prepared")
+    ref = ModelRef.named("twophase", "ci", variant="commit-without-all-prepared")
     o = agree(ref, ExploreOptions(), store=str(tmp_path / "store"))
     assert o.stop_reason == "violation"
     # a finished store resumes to the same outcome without running a level
@@ -80,31 +80,31 @@ def test_twophase_variant_counterexample_and_resume_store(spark, tmp_path):
 
 def test_strengthening_invariants_checked_on_the_executors(spark):
     """`check --invariants`: the executors rebuild the model from the ModelRef, so the flag travels in it."""
-    ref = ModelRef("twophase", "tiny", variant="commit-without-all-prepared", invariants=True)
+    ref = ModelRef.named("twophase", "tiny", variant="commit-without-all-prepared", invariants=True)
     assert ModelRef.from_json(ref.to_json()) == ref
-    assert "invariants" not in ModelRef("twophase", "tiny").to_json()  # older stores still resume
+    assert "invariants" not in ModelRef.named("twophase", "tiny").to_json()  # older stores still resume
     o = agree(ref, ExploreOptions(stop_on_violation=False, properties=("TPInductive",)))
     assert set(o.violations) == {"TPInductive"}
 
 
 def test_twophase_symmetry_and_limits(spark):
-    agree(ModelRef("twophase", "tiny", symmetry=True), ExploreOptions(symmetry=True))
-    agree(ModelRef("twophase", "tiny"), ExploreOptions(max_depth=3, check_deadlock=True))
+    agree(ModelRef.named("twophase", "tiny", symmetry=True), ExploreOptions(symmetry=True))
+    agree(ModelRef.named("twophase", "tiny"), ExploreOptions(max_depth=3, check_deadlock=True))
 
 
 def test_paxoscommit_tiny(spark):
-    agree(ModelRef("paxoscommit", "tiny"), ExploreOptions())
+    agree(ModelRef.named("paxoscommit", "tiny"), ExploreOptions())
 
 
 def test_kafka_tiny(spark):
-    agree(ModelRef("kafka", "tiny"), ExploreOptions())
+    agree(ModelRef.named("kafka", "tiny"), ExploreOptions())
 
 
 def test_kafka_recoverable_violation(spark):
     """kip98 tiny breaks the recoverable LIVE-1 (a hanging transaction): found from the stored
     edges, with the vector engine's shortest counterexample."""
     from txncheck.checker import recoverable
-    ref = ModelRef("kafka", "tiny", (("protocol", "kip98"),))
+    ref = ModelRef.named("kafka", "tiny", (("protocol", "kip98"),))
     opts = ExploreOptions(stop_on_violation=False)
     o = agree(ref, opts)
     v = vector_explore(ref.build(), opts)
@@ -155,7 +155,7 @@ def test_a_level_the_driver_cannot_read_is_an_error(spark, tmp_path, monkeypatch
     _after_jobs(monkeypatch, hook)
     with pytest.raises(StoreNotShared, match=r"wrote level 3 of the store where the driver cannot read it .*"
                        r"shared by the driver and every executor"):
-        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                              store=str(store)))
     # the level was never recorded: a resume starts from the last level the driver could read
     with open(store / "manifest.json") as f:
@@ -175,7 +175,7 @@ def test_a_level_the_executors_cannot_read_is_an_error(spark, tmp_path, monkeypa
         return rec
     monkeypatch.setattr(engine, "_initial_level", initial_level)
     with pytest.raises(StoreNotShared, match=r"executors could not read level 0 .*\(1 state; the executors read 0"):
-        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                              store=str(tmp_path / "s")))
 
 
@@ -200,7 +200,7 @@ def test_candidates_lost_between_executors_are_an_error(spark, tmp_path, monkeyp
             _remove_one(glob.glob(f"{store}/cand/00005/to=*/from-*.cand"))
     _after_jobs(monkeypatch, hook)
     with pytest.raises(StoreNotShared, match=r"lost candidates of level 5 between tasks"):
-        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                              store=str(store)))
 
 
@@ -215,27 +215,27 @@ def test_edges_the_driver_cannot_read_are_an_error(spark, tmp_path, monkeypatch)
             _remove_one(glob.glob(f"{store}/edges/00005/task-*.parquet"))
     _after_jobs(monkeypatch, hook)
     with pytest.raises(StoreNotShared, match=r"edges out of level 5 where the driver cannot read them"):
-        explore(ModelRef("kafka", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+        explore(ModelRef.named("kafka", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                           store=str(store)))
 
 
 def test_resume_from_a_store_missing_a_level_file_is_an_error(spark, tmp_path):
     from txncheck.checker.spark.engine import StoreNotShared
     store = tmp_path / "store"
-    explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+    explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                          store=str(store)))
     _remove_one(glob.glob(f"{store}/levels/00002/part=*/data.parquet"))
     with pytest.raises(StoreNotShared, match=r"--resume .*level 2 is not all there from the driver"):
-        explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume=str(store)))
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume=str(store)))
 
 
 def test_a_relative_store_is_made_absolute_on_the_driver(spark, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    o = explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
+    o = explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,
                                                                              store="out/rel"))
     assert o.extra["store"] == str(tmp_path / "out" / "rel")
     assert (tmp_path / "out" / "rel" / "manifest.json").exists()
-    r = explore(ModelRef("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume="out/rel"))
+    r = explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume="out/rel"))
     assert r.distinct == o.distinct == 288
 
 

@@ -51,7 +51,7 @@ DRIVER = textwrap.dedent("""
     base = vm("VmData")
     cap = base + headroom
     resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
-    o = explore(ModelRef("twophase", None, (("rm", rm),)), ExploreOptions(), sopts)
+    o = explore(ModelRef.named("twophase", None, (("rm", rm),)), ExploreOptions(), sopts)
     try:    # the cap bites: the vector engine's visited store does not fit
         np.ones(o.distinct * %d, dtype=np.uint8)
         fits = True
@@ -88,7 +88,7 @@ def vector_counts(rm: int) -> dict:
     code = ("import json; from txncheck.checker.outcome import ExploreOptions; "
             "from txncheck.checker.spark.ref import ModelRef; "
             "from txncheck.checker.vector.explore import explore; "
-            f"v = explore(ModelRef('twophase', None, (('rm', '{rm}'),)).build(), ExploreOptions()); "
+            f"v = explore(ModelRef.named('twophase', None, (('rm', '{rm}'),)).build(), ExploreOptions()); "
             "print(json.dumps({'distinct': v.distinct, 'generated': v.generated, 'level_sizes': list(v.level_sizes), "
             "'witnesses': {k: len(v.path(i)) for k, i in v.witnesses.items()}}))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)

@@ -344,7 +344,7 @@ def test_the_spark_reference_carries_a_spec_file_to_a_machine_without_it(tmp_pat
     request = ModelRequest.of(str(src / "spec.py"), None, {}, "eager-ping")
     model = request.ground()
     ref = ModelRef.of(request, model)
-    assert ref.spec == str(src / "spec.py") and ref.spec_sha256 == model.source.sha256
+    assert ref.request.spec == str(src / "spec.py") and ref.spec_sha256 == model.source.sha256
     assert [rel for rel, _ in ref.files] == ["spec.py", "base.py"]
     assert ref.to_json()["spec_sha256"] == ref.spec_sha256  # a store resumes only the file it was written for
     blob = tmp_path / "ref.pickle"

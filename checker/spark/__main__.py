@@ -12,7 +12,6 @@ import sys
 
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.spec.errors import TxncheckError
-from txncheck.spec.loader import is_file_ref
 from txncheck.spec.request import ModelRequest
 
 from .engine import ModelRef, SparkOptions, explore
@@ -49,16 +48,15 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the summary here (default: stdout)")
     a = ap.parse_args(argv)
     overrides = tuple(tuple(x.split("=", 1)) for x in a.set)
-    ref = ModelRef(a.spec, a.config, overrides, a.variant, a.symmetry)
     opts = ExploreOptions(symmetry=a.symmetry, check_deadlock=a.deadlock, progress=a.progress,
                           max_states=a.max_states)
     sopts = SparkOptions(master=a.master, partitions=a.partitions, tasks=a.tasks, store=a.store, resume=a.resume,
                          driver_memory=a.driver_memory, executor_memory=a.executor_memory)
     try:
-        if is_file_ref(a.spec):  # a spec file travels with the reference: the executors need not have it
-            request = ModelRequest.of(a.spec, a.config, dict(overrides), a.variant)
-            ref = ModelRef.of(request, request.ground(), a.symmetry)
-        o = explore(ref, opts, sopts)
+        request = ModelRequest.of(a.spec, a.config, dict(overrides), a.variant)
+        model = request.ground()
+        # a spec file travels with the reference: the executors need not have it
+        o = explore(ModelRef.of(request, model, a.symmetry), opts, sopts, model)
     except TxncheckError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

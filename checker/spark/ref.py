@@ -1,8 +1,8 @@
 """Picklable references and options for the Spark engine (no pyspark import here).
 
-Executors never receive pickled models or closures over them: they receive a `ModelRef` (spec
-name, config, overrides, variant, symmetry) and rebuild the ground model and its kernel once per
-Python worker process, cached by the reference.
+Executors never receive pickled models or closures over them: they receive a `ModelRef` (the model
+request, resolved on the driver, and whether symmetry is on) and rebuild the ground model and its
+kernel once per Python worker process, cached by the reference.
 """
 from __future__ import annotations
 
@@ -16,23 +16,21 @@ from txncheck.spec.request import ModelRequest
 class ModelRef:
     """Everything an executor needs to rebuild the GroundModel: no code, only names and values.
 
-    `spec` is a catalogue name (`twophase`, `kafka`, ...), `module:ATTR` naming a Spec object in a
-    module the executors can import, a name an installed package publishes, or a spec file's absolute
-    path. A spec file travels with the reference: `files` holds its bytes (and those of the modules
-    beside it that it imports), and each executor loads the spec from them (`spec.loader.provide`), so
-    no filesystem need be shared and every executor grounds exactly what the driver loaded."""
+    `request` is the driver's model request with its config resolved there (a named config, overrides as
+    text), so executors ground exactly what the driver grounded, by the same recipe
+    (`ModelRequest.ground`). Its spec is a catalogue name (`twophase`, `kafka`, ...), `module:ATTR`
+    naming a Spec object in a module the executors can import, a name an installed package publishes,
+    or a spec file's absolute path. A spec file travels with the reference: `files` holds its bytes (and
+    those of the modules beside it that it imports), and each executor loads the spec from them
+    (`spec.loader.provide`), so no filesystem need be shared."""
 
-    spec: str
-    config: str | None = None
-    overrides: tuple[tuple[str, str], ...] = ()
-    variant: str | None = None
+    request: ModelRequest
     symmetry: bool = False
-    invariants: bool = False  # also check the spec's strengthening invariants
     spec_sha256: str | None = None  # a spec file's hash: part of the reference (a resumed run must match)
     files: tuple[tuple[str, bytes], ...] = field(default=(), compare=False, repr=False)
 
     @staticmethod
-    def of(request, model, symmetry: bool = False) -> "ModelRef":
+    def of(request: ModelRequest, model, symmetry: bool = False) -> "ModelRef":
         """The reference for a request the driver has grounded (`model`): its config as resolved there, so
         executors need not resolve it again."""
         if not isinstance(request.spec, str):
@@ -42,19 +40,20 @@ class ModelRef:
                                     request.invariants)  # the overrides as text, as every request holds them
         loaded = resolved.loaded()
         shipped = loaded.texts if loaded is not None and loaded.source.kind == "file" else ()
-        return ModelRef(resolved.spec, resolved.config, resolved.overrides, resolved.variant, symmetry,
-                        resolved.invariants, loaded.source.sha256 if shipped else None, shipped)
+        return ModelRef(resolved, symmetry, loaded.source.sha256 if shipped else None, shipped)
 
-    @property
-    def request(self):
-        return ModelRequest.of(self.spec, self.config, dict(self.overrides), self.variant, self.invariants)
+    @staticmethod
+    def named(spec: str, config: str | None = None, overrides=(), variant: str | None = None,
+              symmetry: bool = False, invariants: bool = False) -> "ModelRef":
+        """A reference by names alone (no spec file shipped): `python -m txncheck.checker.spark` and tests."""
+        return ModelRef(ModelRequest.of(spec, config, dict(overrides), variant, invariants), symmetry)
 
     def build(self):
         """The GroundModel, grounded as every command grounds it (cached per process); a spec file from
         the bytes the reference carries."""
         if self.files:
             from txncheck.spec import loader
-            loader.provide(self.spec, self.files)
+            loader.provide(self.request.spec, self.files)
         return self.request.ground()
 
     def kernel(self, model=None):
@@ -66,9 +65,10 @@ class ModelRef:
         return got
 
     def to_json(self) -> dict:
-        out = {"spec": self.spec, "config": self.config, "overrides": [list(x) for x in self.overrides],
-               "variant": self.variant, "symmetry": self.symmetry}
-        if self.invariants:  # absent when off, so stores written before the field existed still resume
+        r = self.request
+        out = {"spec": r.spec, "config": r.config, "overrides": [list(x) for x in r.overrides],
+               "variant": r.variant, "symmetry": self.symmetry}
+        if r.invariants:  # absent when off, so stores written before the field existed still resume
             out["invariants"] = True
         if self.spec_sha256:  # a spec file's hash: a store resumes only the file it was written for
             out["spec_sha256"] = self.spec_sha256
@@ -76,9 +76,9 @@ class ModelRef:
 
     @classmethod
     def from_json(cls, d: dict) -> "ModelRef":
-        return cls(d["spec"], d.get("config"), tuple((str(k), str(v)) for k, v in d.get("overrides", ())),
-                   d.get("variant"), bool(d.get("symmetry", False)), bool(d.get("invariants", False)),
-                   d.get("spec_sha256"))
+        request = ModelRequest(d["spec"], d.get("config"), tuple((str(k), str(v)) for k, v in d.get("overrides", ())),
+                               d.get("variant"), bool(d.get("invariants", False)))
+        return cls(request, bool(d.get("symmetry", False)), d.get("spec_sha256"))
 
 
 _KERNELS: dict = {}
