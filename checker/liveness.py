@@ -31,7 +31,7 @@ from txncheck.spec.model import EVENTUALLY
 
 from .outcome import SearchOutcome
 from .paths import start_state
-from .recoverable import ReverseGraph, concat_ranges, first_chosen
+from .recoverable import ReverseGraph, concat_ranges, first_chosen, index_dtype
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,14 @@ class FairnessGroups:
         """(index into `act`, group) for every group each action belongs to."""
         per_action = np.diff(self.ptr)
         if per_action.max(initial=0) <= 1:  # the common case: a lookup, no expansion
-            first = np.full(len(per_action), -1, dtype=np.int64)
+            first = np.full(len(per_action), -1, dtype=np.int32)
             first[per_action == 1] = self.grp
             g = first[act]
-            idx = np.flatnonzero(g >= 0)
+            idx = np.flatnonzero(g >= 0).astype(index_dtype(len(act)))
             return idx, g[idx]
         counts = self.ptr[act + 1] - self.ptr[act]
-        return np.repeat(np.arange(len(act)), counts), self.grp[concat_ranges(self.ptr[act], counts)]
+        return (np.repeat(np.arange(len(act), dtype=index_dtype(len(act))), counts),
+                self.grp[concat_ranges(self.ptr[act], counts)].astype(np.int32))
 
 
 def fairness_groups(model: GroundModel) -> FairnessGroups:
@@ -86,7 +87,10 @@ class _Graph:
         src, dst, act = outcome.edges
         moving = src != dst
         self.n = outcome.distinct
-        self.src, self.dst, self.act = src[moving], dst[moving], act[moving].astype(np.int64)
+        # 32-bit where they fit: on Kafka nightly these are 74 M entries each
+        states = index_dtype(self.n)
+        self.src, self.dst = src[moving].astype(states), dst[moving].astype(states)
+        self.act = act[moving].astype(np.int32)
         self.fps = outcome.fps
         self.groups = groups
         G = max(groups.count, 1)
@@ -94,7 +98,7 @@ class _Graph:
         e_idx, e_grp = groups.of_actions(self.act)
         self.edge_group_edge, self.edge_group = e_idx, e_grp
         # a state enables a group where some action of it moves the state
-        self.enabled = _distinct(self.src[e_idx] * G + e_grp)
+        self.enabled = _distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
 
     def enabled_at(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(state, group) pairs enabled among `states` (a boolean mask over the states), sorted by state."""
@@ -137,7 +141,7 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
         size = np.bincount(lab[nodes], minlength=n)
         internal = inside & (lab[gr.src] == lab[gr.dst])  # edges inside one component
         sel = internal[gr.edge_group_edge]
-        taken = _distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])
+        taken = _distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])  # lab: int64
         est, eg = gr.enabled_at(M)
         keys = np.sort(lab[est] * G + eg)
         first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)

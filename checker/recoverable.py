@@ -14,6 +14,11 @@ from txncheck.spec.ground_ir import GroundModel
 from .outcome import SearchOutcome
 
 
+def index_dtype(n: int):
+    """The narrowest of int32 and int64 that indexes `n` items."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def concat_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The indices lo[i], lo[i]+1, ..., lo[i]+counts[i]-1 for every i, concatenated: the entries of the
     CSR rows that start at `lo`."""
@@ -26,8 +31,9 @@ class ReverseGraph:
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray):
         self.n = n
-        self.order = np.argsort(dst, kind="stable")
-        self.src_sorted = src[self.order]
+        # 32-bit where they fit: on Kafka nightly each is 74 M entries
+        self.order = np.argsort(dst, kind="stable").astype(index_dtype(len(dst)))
+        self.src_sorted = src[self.order].astype(index_dtype(n))
         self.starts = np.searchsorted(dst[self.order], np.arange(n + 1))
 
     @staticmethod
