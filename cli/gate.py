@@ -29,7 +29,7 @@ from txncheck.reports import gate_baseline, gate_cache, gatefile
 from txncheck.reports.atomic import append_text, check_writable, write_atomic
 from txncheck.reports.gate import EntryOutcome, GateReport, out_of_memory, over_budget, run_entry
 from txncheck.reports.gate import worker as gate_worker
-from txncheck.reports.run_output import _clean_stale
+from txncheck.reports.run_output import clean_stale
 from txncheck.spec.errors import ConfigError
 
 from .exit_codes import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATION
@@ -302,7 +302,7 @@ def _stop(proc, out: str, name: str | None) -> None:
 def _clean_stage(out: str, name: str) -> None:
     """Remove the staging directory an entry's killed process left beside its output (none after SIGTERM)."""
     try:
-        _clean_stale(os.path.abspath(out), name)
+        clean_stale(os.path.abspath(out), name)
     except OSError:
         pass
 

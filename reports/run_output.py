@@ -98,7 +98,7 @@ class RunOutput:
                               "parents are directories")
         try:
             os.makedirs(parent, exist_ok=True)
-            _clean_stale(parent, os.path.basename(path))
+            clean_stale(parent, os.path.basename(path))
             stage = tempfile.mkdtemp(prefix=f"{_STAGE}{os.getpid()}-{os.path.basename(path)}-", dir=parent)
         except OSError as err:
             raise OutputError(f"{option} {out}: cannot create files in {parent} ({err.strerror}); "
@@ -158,7 +158,7 @@ class RunOutput:
         self.discard()
 
 
-def _clean_stale(parent: str, base: str) -> None:
+def clean_stale(parent: str, base: str) -> None:
     """Remove staging directories for `base` left by processes that no longer exist (SIGKILL)."""
     for e in os.listdir(parent):
         for prefix in (_STAGE, _OLD):
