@@ -127,7 +127,7 @@ def run(args) -> int:
     # Spark's JVMs size their own memory (--driver-memory); a bound here would be inherited by them
     limit = (max_memory or resources.default_max_memory()) if engine.in_process else None
     if limit and "memory-budget" in engine.options and budget is None:
-        options = replace(options, memory_budget=resources.visited_budget(limit))
+        options = replace(options, visited_budget=resources.visited_budget(limit))
     with staged, (resources.memory_bound(limit) if limit else contextlib.nullcontext()):
         if engine.in_process:
             options = replace(options, workdir=staged.scratch("spill"))
