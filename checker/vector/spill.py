@@ -123,7 +123,7 @@ class Columns:
             self.parts[k] = []
 
     def slice(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        """Entries [start, stop) of every column, as arrays of their own."""
+        """Entries [start, stop) of every column (arrays never written to again)."""
         if self.files is not None:  # everything is in the files once spilled
             return {k: read_rows(self.files[k], dt, start, stop) for k, dt in self.dtypes.items()}
         out = {}
@@ -134,7 +134,7 @@ class Columns:
                 if lo < hi:
                     got.append(a[lo:hi])
                 at += len(a)
-            out[k] = np.concatenate(got) if got else np.zeros(0, dtype=dt)
+            out[k] = got[0] if len(got) == 1 else np.concatenate(got) if got else np.zeros(0, dtype=dt)
         return out
 
     def arrays(self) -> dict[str, np.ndarray]:
