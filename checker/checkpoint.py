@@ -5,7 +5,7 @@ the search that wrote it: the same model request (spec, its source hash when it 
 overrides, variant, symmetry, invariants), the same options that decide the result (`search_key`)
 and, for the vector engine, the same txncheck and ground model (`model_digest`). Anything else is
 refused with one message naming what differs (`refuse_other`). Files are made durable before the
-manifest that names them (`write_durable`: a temporary file, fsync, rename, fsync of the
+manifest that names them (`durable.py`: a temporary file, fsync, rename, fsync of the
 directory), so after a kill or a power cut a checkpoint holds its last complete level, never half
 of one.
 """
@@ -18,6 +18,8 @@ import uuid
 from dataclasses import dataclass
 
 from txncheck.spec.errors import ConfigError
+
+from .durable import replace_file
 
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"  # what a killed writer may leave behind; never a checkpoint's content
@@ -113,36 +115,10 @@ def refuse_other(where: str, stored: dict, wanted: dict, error=CheckpointError) 
 
 
 # -- durable files -----------------------------------------------------------------------------------
-def fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_durable(path: str, data: bytes) -> None:
-    """Replace `path` by `data` atomically and durably: a reader (or a resumed run after a power cut) sees
-    the old file or the new one, never a part."""
-    d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, f"{TMP_PREFIX}{uuid.uuid4().hex}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(d)
-
-
 def write_json_durable(path: str, value) -> None:
-    write_durable(path, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
+    """Replace `path` by `value` as JSON atomically and durably (the directory synced too)."""
+    temp = os.path.join(os.path.dirname(path) or ".", f"{TMP_PREFIX}{uuid.uuid4().hex}")
+    replace_file(path, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode(), temp, sync_dir=True)
 
 
 def refuse_existing(directory: str, option: str = "--checkpoint") -> None:

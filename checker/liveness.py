@@ -30,7 +30,7 @@ from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import EVENTUALLY
 
 from .outcome import SearchOutcome
-from .paths import start_state
+from .paths import InitialStates
 from .recoverable import ReverseGraph, concat_ranges, first_chosen, index_dtype
 
 
@@ -170,9 +170,10 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
-          graph: ReverseGraph | None = None) -> Lasso | None:
+          graph: ReverseGraph | None = None, inits: InitialStates | None = None) -> Lasso | None:
     """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
-    the outcome's edges by destination, if the caller has them already."""
+    the outcome's edges by destination, `inits` the model's initial states, if the caller has them
+    already."""
     prop = next(p for p in model.properties if p.name == name)
     groups = groups if groups is not None else fairness_groups(model)
     n = outcome.distinct
@@ -195,7 +196,8 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     cycle = _fair_cycle(gr, comp, f)
     prefix = outcome.path(s0)
     actions = tuple(int(a) for a in prefix) + to_fair + cycle
-    return Lasso(actions, len(prefix) + len(to_fair), len(prefix), start_state(model, outcome, s0, False))
+    inits = inits if inits is not None else InitialStates.of(model, False)
+    return Lasso(actions, len(prefix) + len(to_fair), len(prefix), inits.start(outcome, s0))
 
 
 def _fair_cycle(gr: _Graph, comp: np.ndarray, f: int) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ lowest-numbered enabled action whose successor's canonical fingerprint is the ne
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GroundModel
 
@@ -14,30 +16,47 @@ from .fingerprint import Fingerprinter
 from .outcome import SearchOutcome
 
 
-def start_state(model: GroundModel, outcome: SearchOutcome, index: int, use_symmetry: bool) -> tuple[int, ...]:
-    """The initial state the stored path to `index` starts from: the least initial state whose (canonical)
-    fingerprint is the one stored at the path's root."""
-    states = model.initial_states
-    if len(states) == 1:
-        return tuple(states[0])
-    root = index
-    while outcome.parent[root] >= 0:
-        root = int(outcome.parent[root])
-    target = int(outcome.fps[root])
-    perms = symmetry.permutations(model, use_symmetry)
-    fpr = Fingerprinter(model.layout)
-    for s in states:
-        f = fpr.of(s)
-        if perms:
-            _, f = symmetry.canonical(perms, fpr, tuple(s), f, model.layout.cell_lo)
-        if f == target:
-            return tuple(s)
-    raise RuntimeError("internal error: no initial state has the fingerprint stored at the path's root")
+@dataclass(frozen=True)
+class InitialStates:
+    """The initial state a stored path starts from, looked up by the fingerprint stored at its root: built
+    once per judge (`of`), so that a model with many initial states fingerprints them once, not once per
+    trace. Under symmetry the stored fingerprint is the canonical one, so that is the key; where several
+    initial states share it, the least (the first, as `model.initial_states` is sorted) is the one."""
+
+    by_fp: dict[int, tuple[int, ...]]
+    only: tuple[int, ...] | None  # the model's one initial state: every path starts there
+
+    @classmethod
+    def of(cls, model: GroundModel, use_symmetry: bool) -> "InitialStates":
+        states = model.initial_states
+        if len(states) == 1:
+            return cls({}, tuple(states[0]))
+        perms = symmetry.permutations(model, use_symmetry)
+        fpr = Fingerprinter(model.layout)
+        by_fp: dict[int, tuple[int, ...]] = {}
+        for s in states:
+            f = fpr.of(s)
+            if perms:
+                _, f = symmetry.canonical(perms, fpr, tuple(s), f, model.layout.cell_lo)
+            by_fp.setdefault(f, tuple(s))
+        return cls(by_fp, None)
+
+    def start(self, outcome: SearchOutcome, index: int) -> tuple[int, ...]:
+        """The initial state the stored path to `index` starts from."""
+        if self.only is not None:
+            return self.only
+        root = index
+        while outcome.parent[root] >= 0:
+            root = int(outcome.parent[root])
+        found = self.by_fp.get(int(outcome.fps[root]))
+        if found is None:
+            raise RuntimeError("internal error: no initial state has the fingerprint stored at the path's root")
+        return found
 
 
 def concrete_path(model: GroundModel, outcome: SearchOutcome, index: int, use_symmetry: bool,
-                  start: tuple[int, ...] | None = None) -> list[int]:
-    """The actions from `start` (by default `start_state`) to a state whose stored form is `index`'s."""
+                  start: tuple[int, ...]) -> list[int]:
+    """The actions from `start` (`InitialStates.start`) to a state whose stored form is `index`'s."""
     stored = outcome.path(index)
     perms = symmetry.permutations(model, use_symmetry)
     if not perms:
@@ -50,7 +69,7 @@ def concrete_path(model: GroundModel, outcome: SearchOutcome, index: int, use_sy
         chain.append(int(outcome.fps[i]))
         i = int(outcome.parent[i])
     chain.reverse()
-    s = start if start is not None else start_state(model, outcome, index, use_symmetry)
+    s = start
     out = []
     for target in chain:
         for a in model.actions:

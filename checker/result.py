@@ -5,13 +5,14 @@ from dataclasses import asdict, dataclass, field, fields
 
 RESULT_SCHEMA = "txncheck.result/1"
 VERDICTS = ("pass", "violation", "incomplete", "error")
+OUTCOMES = ("holds", "violated", "witnessed", "unwitnessed", "unknown")  # a property's, in PropertyOutcome
 
 
 @dataclass(frozen=True)
 class PropertyOutcome:
     name: str
     kind: str
-    outcome: str          # holds | violated | witnessed | unwitnessed | unknown
+    outcome: str          # one of OUTCOMES
     doc: str = ""
     depth: int | None = None      # length of the counterexample / witness trace
     trace: str | None = None      # path of its trace file, relative to the result's directory

@@ -19,7 +19,7 @@ from txncheck.traces.build import DEADLOCK_EXPLANATION, build_lasso_trace, build
 from . import engines, liveness, recoverable
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
-from .paths import concrete_path, start_state
+from .paths import InitialStates, concrete_path
 from .result import CheckResult, PropertyOutcome
 
 DEFAULT_ENGINE = engines.DEFAULT_ENGINE
@@ -73,10 +73,16 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
     outcomes, traces = [], {}
-    groups = graph = None  # built once, on the first property that needs them
+    groups = graph = starts = None  # built once, on the first property or trace that needs them
+
+    def initial_states() -> InitialStates:
+        nonlocal starts
+        if starts is None:
+            starts = InitialStates.of(model, options.symmetry)
+        return starts
 
     def trace_for(name, index, kind, explanation=""):
-        start = start_state(model, outcome, index, options.symmetry)
+        start = initial_states().start(outcome, index)
         acts = concrete_path(model, outcome, index, options.symmetry, start)
         tr = build_trace(model, acts, name, kind, engine, explanation, options.symmetry, initial=start)
         traces[name] = tr
@@ -111,7 +117,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             if outcome.complete and outcome.edges is not None:
                 groups = groups or liveness.fairness_groups(model)
                 graph = graph or recoverable.ReverseGraph.of(outcome)
-                lasso = liveness.check(model, outcome, p.name, groups, graph)
+                lasso = liveness.check(model, outcome, p.name, groups, graph, initial_states())
                 if lasso is None:
                     po = PropertyOutcome(p.name, p.kind, "holds", doc)
                 else:

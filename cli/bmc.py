@@ -14,7 +14,8 @@ Spacer found (no strengthening invariant needed), a violation with a trace (not 
 shortest); experimental: it answers small models only (RESULTS.md).
 
 Exit 0: no counterexample up to K / proved; 1: counterexample; 3: k-induction inconclusive (a
-counterexample to induction, printed as a witness).
+counterexample to induction, printed as a witness) or z3 answered unknown. The exit code is the
+result's `verdict` (pass, violation, incomplete: checker/symbolic/status.py).
 """
 from __future__ import annotations
 
@@ -26,9 +27,15 @@ from txncheck.spec.errors import ConfigError
 
 from txncheck.checker.run import trace_path
 from txncheck.reports.run_output import RunOutput
+from txncheck.reports.symbolic_text import symbolic_text
 from txncheck.reports.writer import write_symbolic
 
 from .common import add_model_args
+from .exit_codes import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
+
+# the run's verdict (checker/symbolic/status.py) is its exit code; a property left undecided (a
+# counterexample to induction, unknown) is exit 3, as `check --require-complete` treats a cut search
+EXIT_OF_VERDICT = {"pass": EXIT_PASS, "violation": EXIT_VIOLATION, "incomplete": EXIT_INCOMPLETE}
 
 
 def _written(data: dict, traces: dict, staged, out: str) -> dict:
@@ -157,16 +164,5 @@ def _solve_and_report(args, m, on_query, staged) -> int:
     if args.json:
         print(json.dumps(data, indent=1, ensure_ascii=False))
     else:
-        print(res.text())
-        status = {p.name: p.status for p in res.properties}
-        for name, path in paths.items():
-            if name not in status:
-                print(f"viewer: {path}")
-                continue
-            what = "counterexample to induction" if status[name] == "cti" else "trace"
-            print(f"{what} of {name}: {path} (txncheck replay {path})")
-    if res.violated:
-        return 1
-    if any(p.status in ("cti", "unknown") for p in res.properties):
-        return 3
-    return 0
+        print(symbolic_text(res, paths))
+    return EXIT_OF_VERDICT[res.verdict]

@@ -20,7 +20,7 @@ EXIT_CODES = """exit codes:
   2    bad input: command line, spec, config, --out or trace file (one message names the fix);
        also a replay that does not confirm its trace
   3    incomplete: cut by a bound with --require-complete, or out of memory (--max-memory);
-       k-induction inconclusive
+       bmc: a counterexample to induction, or z3 answered unknown
   4    internal error (a bug in txncheck: rerun with TXNCHECK_DEBUG=1 and report it)
   130  interrupted (SIGINT, Ctrl-C): no verdict, --out left as it was
   143  terminated (SIGTERM: CI cancellation, `timeout`): no verdict, --out left as it was"""

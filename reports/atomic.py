@@ -1,16 +1,13 @@
-"""Write one file atomically: a reader (a CI step, a killed gate's next run) sees the old file or the
-new one, never a part.
-
-The text goes to a temporary file in the same directory (so the final step is a rename on one
-filesystem), is flushed to disk, then `os.replace`d over the destination. Ctrl-C and SIGTERM unwind
-as exceptions (cli/main.py), which remove the temporary file; after SIGKILL only a hidden
-`.NAME.*.tmp` can remain, never a partial NAME.
+"""Report files written whole (`write_atomic`): a reader (a CI step, a killed gate's next run) sees the
+old file or the new one, never a part (`checker/durable.py` says how); after SIGKILL only a hidden
+`.NAME.*.tmp` can remain, never a partial NAME. Also the checks that refuse a report path before a
+run, and appending to a file that others append to.
 """
 from __future__ import annotations
 
 import os
-import tempfile
 
+from txncheck.checker.durable import Replacement
 from txncheck.spec.errors import ConfigError
 
 
@@ -40,25 +37,13 @@ def check_writable(path: str, option: str) -> None:
 
 
 def write_atomic(path: str, text: str | bytes) -> None:
-    parent = os.path.dirname(os.path.abspath(path))
     try:
-        os.makedirs(parent, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        out = Replacement(path, text=isinstance(text, str))
     except OSError as err:
         raise ReportPathError(f"cannot write {path} ({err.strerror}); give a path you can write to") from None
-    try:
-        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600; a report is as readable as any file the user writes
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with out as f:
+        f.write(text)
 
 
 def append_text(path: str, text: str) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from txncheck.checker import engines, resources
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check, trace_path
+from txncheck.checker.symbolic.status import CTI, HOLDS_TO_DEPTH, PROVED, UNKNOWN, VIOLATED
 from txncheck.spec import loader
 from txncheck.spec.errors import TxncheckError
 
@@ -34,7 +35,6 @@ FAILING = ("violated", "unwitnessed", "unknown")  # in an entry that must pass
 OVER_BUDGET, OUT_OF_MEMORY = "over-budget", "out-of-memory"
 NO_VERDICT = (OVER_BUDGET, OUT_OF_MEMORY, "error")  # the entry was not judged: it failed
 TABLE_CHECK = "table check"  # the kind of a tables entry's PropertyReport (one per check run)
-PROVED = ("proved", "holds-to-depth")  # the bmc statuses that pass
 TABLE_CHECK_DOCS = {
     "determinism": "no two rows of a table are enabled for one trigger in one state (unless the trigger is "
                    "declared nondeterministic)",
@@ -406,7 +406,8 @@ def judge_tables(entry: GateEntry, out: str, report, checks, seconds: float) -> 
 
 
 def judge_bmc(entry: GateEntry, out: str, res, seconds: float, model=None) -> EntryOutcome:
-    """`bmc --depth K` / `--induction K`: each always property proved, held to depth K, or violated."""
+    """`bmc --depth K` / `--induction K`: each always property proved, held to depth K, or violated. The
+    outcomes and the verdict are the result's own (checker/symbolic/status.py); the stories say the status."""
     wanted = set(entry.properties)
     props = []
     for p in res.properties:
@@ -415,34 +416,32 @@ def judge_bmc(entry: GateEntry, out: str, res, seconds: float, model=None) -> En
         path = os.path.join(out, trace_path(p.name)) if trace is not None else None
         listed = p.name in wanted
         if entry.expect == "pass":
-            ok = p.status in PROVED
+            ok = p.outcome not in FAILING
         else:
-            ok = p.status == "violated" if listed else True
-        outcome = {"cti": "not proved", "holds-to-depth": "holds to depth"}.get(p.status, p.status)
-        story = story_of(p.name, "always", outcome, p.depth, last, path)
-        if p.status == "cti":
+            ok = p.outcome == "violated" if listed else True
+        story = story_of(p.name, "always", p.outcome, p.depth, last, path)
+        if p.status == CTI:
             story = (f"{p.name} (always) not proved: counterexample to {p.depth}-induction"
                      + (f"; last step {last.index}: {last.label}" if last is not None else "")
                      + (f"; trace {path}" if path else ""))
-        elif p.status == "proved":
+        elif p.status == PROVED:
             story = f"{p.name} (always) proved" + (f" by {p.depth}-induction" if res.engine == "k-induction" else
                                                    " for every depth (1-inductive with the strengthening invariants)")
-        elif p.status == "holds-to-depth":
+        elif p.status == HOLDS_TO_DEPTH:
             story = f"{p.name} (always) holds to depth {p.depth}: no counterexample up to {p.depth} steps"
-        elif p.status == "unknown":
+        elif p.status == UNKNOWN:
             story = f"{p.name} (always) unknown at depth {p.depth}" + (f" ({p.note})" if p.note else "")
         if not ok and listed:
-            story = f"{p.name} (always) was expected to be violated but {outcome}"
-        props.append(PropertyReport(p.name, "always", p.status, _doc(model, p.name), ok,
+            story = f"{p.name} (always) was expected to be violated but {p.outcome} ({p.status})"
+        props.append(PropertyReport(p.name, "always", p.outcome, _doc(model, p.name), ok,
                                     listed or p.name in entry.breaks, p.depth, path,
                                     last.row if last else None, last.label if last else None, story,
-                                    _steps(entry, trace) if trace is not None and p.status == "violated" else ()))
-    violated = sorted(p.name for p in res.properties if p.status == "violated")
-    open_ = [p for p in res.properties if p.status not in PROVED and p.status != "violated"]
-    verdict = "violation" if violated else "inconclusive" if open_ else "pass"
+                                    _steps(entry, trace) if trace is not None and p.status == VIOLATED else ()))
+    violated = sorted(p.name for p in res.properties if p.outcome == "violated")
+    verdict = res.verdict
     if entry.expect == "pass":
         bad = [f"{p.name} {p.status}" + (f" at depth {p.depth}" if p.depth is not None else "")
-               for p in res.properties if p.status not in PROVED]
+               for p in res.properties if p.outcome in FAILING]
         exp = Expectation("expect pass", not bad, f"passed: {entry.command}: every always property "
                           f"{'proved' if entry.induction is not None else 'holds'}" if not bad else
                           f"expected pass, got {verdict}: {'; '.join(bad)}")
@@ -462,7 +461,7 @@ def judge_bmc(entry: GateEntry, out: str, res, seconds: float, model=None) -> En
                           else f"expected a violation, got {verdict}")
     return EntryOutcome(entry, out, verdict, seconds=seconds, properties=tuple(props),
                         expectations=(exp, *_budget(entry, seconds)), violated=tuple(violated),
-                        proved=tuple(sorted(p.name for p in res.properties if p.status == "proved")))
+                        proved=tuple(sorted(p.name for p in res.properties if p.status == PROVED)))
 
 
 def _doc(model, name: str) -> str:

@@ -10,8 +10,10 @@ violated property) is a note, because the model grew and the next `--update-base
 
 Symbolic entries record what they can lose instead: a `tables` entry the obligations each check
 discharged (a check that covers fewer transitions, or more, is a changed model, like a changed state
-count), a `bmc` entry the properties proved (a proof that became a mere "holds to depth K" fails) and,
-when it must find a violation, the properties violated. Such a record names its `kind`.
+count), a `bmc` entry the properties proved (`EntryOutcome.proved`: status `proved`, finer than their
+outcome, holds, which `holds-to-depth` K shares: checker/symbolic/status.py; so a proof that became a mere
+"holds to depth K" fails) and, when it must find a violation, the properties violated. Such a record
+names its `kind`.
 
 The file is JSON with sorted keys and sorted lists, so regenerating an unchanged baseline changes no byte
 and a reviewer's diff shows exactly which fact moved.

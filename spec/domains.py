@@ -182,7 +182,7 @@ class SubsetDomain(Domain):
 BOOL = EnumDomain("Bool", ("false", "true"))
 
 
-# ---- which values may meet (static domain checking, spec/ground.py) ---------------------------------
+# ---- which values may meet (static domain checking, spec/domain_check.py) ---------------------------
 def enums_agree(a: EnumDomain, b: EnumDomain) -> bool:
     """Values of enums `a` and `b` may meet (be compared, or one stored where the other is expected):
     enum values are positions, so this holds when every position the two share names the same label,

@@ -116,8 +116,8 @@ def test_symbolic_entries_feed_every_report(tmp_path):
     assert "got findings" in results["tables-d4"] and "285 obligations" in results["tables-d4"]
     assert "1 of 1 proved" in results["induction"]
     assert "got violation" in results["bug-bmc"]
-    assert "FAILED" in results["bug-must-be-proved"] and "got inconclusive" in results["bug-must-be-proved"]
-    assert "expected pass, got inconclusive: TCConsistent cti at depth 2" in p.stdout
+    assert "FAILED" in results["bug-must-be-proved"] and "got incomplete" in results["bug-must-be-proved"]
+    assert "expected pass, got incomplete: TCConsistent cti at depth 2" in p.stdout
     assert "(a known bug: cannot be proved)" in p.stdout  # the note of a failed entry
 
     validate_junit(tmp_path / "junit.xml")
@@ -144,7 +144,7 @@ def test_symbolic_entries_feed_every_report(tmp_path):
     rows = [line for line in summary.splitlines() if line.startswith("| ") and not line.startswith("| entry")]
     assert len(rows) == 5 and all(line.count(" | ") == 8 for line in rows)
     assert "| tables --verify: pass | pass | ok |" in rows[0] and "50% of: the tables, checked |" in rows[0]
-    assert "bmc --induction 2: pass | inconclusive | **failed**" in rows[4]
+    assert "bmc --induction 2: pass | incomplete | **failed**" in rows[4]
 
     errors = [line for line in p.stdout.splitlines() if line.startswith("::error")]
     assert errors and all("bug-must-be-proved" in line for line in errors)
@@ -155,6 +155,12 @@ def test_symbolic_entries_feed_every_report(tmp_path):
     assert tables["schema"] == "txncheck.tables/1" and not tables["verify"]["ok"]
     assert (out / "bug-bmc" / "traces" / "TCConsistent.json").exists()
     assert (out / "bug-bmc" / "traces" / "index.html").exists()
+    # a bmc entry is judged in check's words, by the verdict its result.json carries
+    entries = {e["name"]: e for e in json.load(open(out / "gate.json"))["entries"]}
+    for name, verdict, outcome in (("induction", "pass", "holds"), ("bug-bmc", "violation", "violated"),
+                                   ("bug-must-be-proved", "incomplete", "unknown")):
+        assert json.load(open(out / name / "result.json"))["verdict"] == entries[name]["verdict"] == verdict
+        assert [p["outcome"] for p in entries[name]["properties"]] == [outcome]
 
 
 def test_symbolic_entries_are_cached_and_checked_for_drift(tmp_path):

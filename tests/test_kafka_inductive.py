@@ -8,6 +8,7 @@ from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, check_spec
 from txncheck.checker.symbolic.bmc import bmc
 from txncheck.checker.symbolic.induction import k_induction
+from txncheck.reports.symbolic_text import summary
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.inductive import INVARIANTS
 
@@ -55,7 +56,7 @@ def test_invariants_hold_on_every_reachable_state(config, overrides, variant):
 def test_one_induction_proves_properties_with_the_invariants():
     m = build_model(SPEC, "tiny")
     res = k_induction(m, 1, list(PROVED), traces=False)
-    assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], res.text()
+    assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], summary(res)
 
 
 @pytest.mark.parametrize("config", ["ci", "eos"])
@@ -65,12 +66,12 @@ def test_one_induction_proves_exactly_once_with_consume_transform_produce(config
     m = build_model(SPEC, config)
     names = list(PROVED) + ["ATOM-3", "EOS-1"]
     res = k_induction(m, 1, names, traces=False)
-    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, res.text()
+    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, summary(res)
     from txncheck.spec.kafka.inductive import ctp
     ctp_names = {p.name for p in ctp.INVARIANTS}
     without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in ctp_names))
     res = k_induction(build_model(without, config), 1, names, traces=False)
-    assert {p.name for p in res.properties if p.status != "proved"} >= {"ATOM-3", "EOS-1"}, res.text()
+    assert {p.name for p in res.properties if p.status != "proved"} >= {"ATOM-3", "EOS-1"}, summary(res)
 
 
 def test_one_induction_proves_the_same_under_kip98_without_late_produce():
@@ -78,13 +79,13 @@ def test_one_induction_proves_the_same_under_kip98_without_late_produce():
     kip98 invariants (inductive/kip98.py); without them DECIDE-1, ATOM-2, DUR-1, DUR-3, FENCE-1 and
     TRACK-1 are not inductive."""
     res = k_induction(build_model(SPEC, "tiny", {"protocol": "kip98", "delays": 0}), 1, list(PROVED), traces=False)
-    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in PROVED}, res.text()
+    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in PROVED}, summary(res)
     from txncheck.spec.kafka.inductive import kip98
     names = {p.name for p in kip98.INVARIANTS}
     without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in names))
     res = k_induction(build_model(without, "tiny", {"protocol": "kip98", "delays": 0}), 1, list(PROVED), traces=False)
     assert {p.name for p in res.properties if p.status != "proved"} == \
-        {"DECIDE-1", "ATOM-2", "DUR-1", "DUR-3", "FENCE-1", "TRACK-1"}, res.text()
+        {"DECIDE-1", "ATOM-2", "DUR-1", "DUR-3", "FENCE-1", "TRACK-1"}, summary(res)
 
 
 @pytest.mark.parametrize("prop", NEED_INVARIANTS)
@@ -92,7 +93,7 @@ def test_without_the_invariants_the_same_properties_are_not_inductive(prop):
     """Not even with every other always property as a candidate (Houdini)."""
     m = build_model(dataclasses.replace(SPEC, invariants_for_induction=()), "tiny")
     res = k_induction(m, 1, [prop], traces=False)
-    assert res.properties[0].status == "cti", res.text()
+    assert res.properties[0].status == "cti", summary(res)
 
 
 def test_bmc_reports_the_proved_properties_and_unrolls_the_rest():

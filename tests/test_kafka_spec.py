@@ -57,13 +57,25 @@ def test_spec_imports_and_grounds_every_config_and_protocol():
             assert m.actions
 
 
+PREFIXES = {"producer": ("PC-",), "consumer": ("CS-",), "coordinator": ("TC-", "TL-"), "partition": ("PL-",),
+            "network": ("NET-",), "faults": ("FLT-",)}
+
+
 def test_row_ids_are_prefixed_per_actor_and_cite_a_source():
-    prefixes = {"producer": ("PC-",), "consumer": ("CS-",), "coordinator": ("TC-", "TL-"), "partition": ("PL-",),
-                "network": ("NET-",), "faults": ("FLT-",)}
     for t in SPEC.tables:
         for r in t.rows:
-            assert r.id.startswith(prefixes[t.actor]), r.id
+            assert r.id.startswith(PREFIXES[t.actor]), r.id
             assert r.ref, f"{r.id} has no reference"
+
+
+def test_rows_are_in_id_order():
+    """A table lists its rows in id order (its prefixes in turn, then by number), the order ground
+    action ids follow."""
+    for t in SPEC.tables:
+        ids = [r.id for r in t.rows]
+        key = lambda rid: (next(n for n, x in enumerate(PREFIXES[t.actor]) if rid.startswith(x)),
+                           int(rid.rsplit("-", 1)[1]))
+        assert ids == sorted(ids, key=key), f"{t.actor}: rows out of id order: {ids}"
 
 
 def test_ghost_vars_never_guard_a_protocol_row():

@@ -14,7 +14,7 @@ from txncheck.checker.run import check
 from txncheck.spec import catalog
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.expr import And
-from txncheck.spec.ground import Grounder
+from txncheck.spec.grounder import Grounder
 from txncheck.spec.model import Sometimes
 from txncheck.spec.request import ModelRequest
 from txncheck.traces.replay import model_for

@@ -8,6 +8,7 @@ import z3  # noqa: E402,F401  (a required dependency: its absence must fail)
 from txncheck.checker.symbolic.bmc import bmc  # noqa: E402
 from txncheck.checker.symbolic.induction import k_induction  # noqa: E402
 from txncheck.checker.symbolic.unroll import replay_actions, violated  # noqa: E402
+from txncheck.reports.symbolic_text import summary
 from txncheck.spec import catalog  # noqa: E402
 from txncheck.spec.errors import ConfigError  # noqa: E402
 from txncheck.spec.evaluate import evaluate, successor
@@ -84,7 +85,7 @@ def test_bmc_matches_explicit_shortest_counterexample(name, variant):
     depth = max(expected.values()) if expected else outcome.depth
     res = bmc(m, depth)
     got = {p.name: p.depth for p in res.properties if p.status == "violated"}
-    assert got == expected, res.text()
+    assert got == expected, summary(res)
     if variant is None:
         # what the 1-induction pass proves holds at every depth; the rest was unrolled to the explicit depth
         assert not got and all(p.status in ("holds-to-depth", "proved") for p in res.properties)
@@ -137,7 +138,7 @@ def test_induction_proves_twophase_consistency(rm):
     spec = _spec("twophase")
     m = ground(spec, spec.resolve_config("tiny", {"rm": rm}))
     res = k_induction(m, 2)
-    assert [(p.name, p.status) for p in res.properties] == [("TCConsistent", "proved")], res.text()
+    assert [(p.name, p.status) for p in res.properties] == [("TCConsistent", "proved")], summary(res)
     assert res.properties[0].depth == 1
 
 
@@ -206,7 +207,7 @@ def test_induction_rejects_a_wrong_strengthening_invariant():
     (p,) = res.properties
     assert (p.name, p.status, p.depth) == ("TCConsistent", "violated", 3)
     assert res.to_json()["strengthening_refuted"] == [{"name": "TPInductive", "depth": 1}]
-    assert "TPInductive is not an invariant of the spec" in res.text()
+    assert "TPInductive is not an invariant of the spec" in summary(res)
 
 
 def test_induction_keeps_the_inductive_part_houdini():
@@ -215,7 +216,7 @@ def test_induction_keeps_the_inductive_part_houdini():
     m = _model("kafka", None)
     res = k_induction(m, 1, ["DUR-1", "BOUNDS"], traces=False, solver="smt")
     status = {p.name: p.status for p in res.properties}
-    assert status == {"DUR-1": "proved", "BOUNDS": "cti"}, res.text()
+    assert status == {"DUR-1": "proved", "BOUNDS": "cti"}, summary(res)
     (cti,) = [p for p in res.properties if p.name == "BOUNDS"]
     assert "BOUNDS" in cti.witness["violates"] and len(cti.witness["states"]) == 2
 
@@ -324,13 +325,13 @@ def test_from_depth_finds_a_counterexample_cut_at_its_first_violation(name, vari
     if not expected:  # paxoscommit's baseline: nothing to find
         res = bmc(m, 4, from_depth=2, prove=False, traces=False)
         assert all(p.status == "holds-to-depth" for p in res.properties)
-        assert "no counterexample at depths 2..4" in res.text()
+        assert "no counterexample at depths 2..4" in summary(res)
         return
     shortest = min(expected.values())
     for k0 in (shortest, shortest + 2):
         res = bmc(m, k0, from_depth=k0, prove=False)
         bad = [p for p in res.properties if p.status == "violated"]
-        assert bad, res.text()
+        assert bad, summary(res)
         for p in bad:
             assert expected[p.name] <= p.depth <= k0
             assert "not known to be the shortest" in p.note
@@ -359,7 +360,7 @@ def test_refute_below_finds_exactly_the_explicit_engines_shortest_counterexample
         assert q[0].endswith(f"depths 0..{k0 - 1} (one query, CaDiCaL)")
         assert q[2] == ("unsat" if refuted else "sat")
         got = {p.name: p.depth for p in res.properties if p.status == "violated"}
-        assert got == expected, res.text()
+        assert got == expected, summary(res)
         for p in res.properties:
             assert not p.note
             if p.status == "violated":
@@ -372,7 +373,7 @@ def test_refute_below_on_a_baseline_refutes_every_depth_to_the_bound():
     m = _model("twophase", None)
     res = bmc(m, 6, from_depth=4, refute_below=True, prove=False)
     assert [p.status for p in res.properties] == ["holds-to-depth"]
-    assert "no counterexample up to depth 6" in res.text()
+    assert "no counterexample up to depth 6" in summary(res)
     assert [r for _, _, r in res.queries] == ["unsat"] * 4   # depths 0..3 in one query, then 4, 5, 6
 
 def test_cli_bmc_from_depth_and_progress(capsys):
@@ -404,7 +405,7 @@ def test_bmc_from_depth_reaches_b7_at_the_explicit_depth():
     k = expected["EOS-1"]
     res = bmc(m, k, ["EOS-1"], from_depth=k)
     (p,) = res.properties
-    assert (p.status, p.depth) == ("violated", k), res.text()
+    assert (p.status, p.depth) == ("violated", k), summary(res)
     _replay_trace(m, p.trace, "EOS-1")
 
 
@@ -416,7 +417,7 @@ def test_refute_below_shows_that_b7s_45_step_counterexample_is_a_shortest_one():
     m = _model("kafka", "B7-tid-per-worker")
     res = bmc(m, 45, ["EOS-1"], from_depth=45, refute_below=True)
     (p,) = res.properties
-    assert (p.status, p.depth, p.note) == ("violated", 45, ""), res.text()
+    assert (p.status, p.depth, p.note) == ("violated", 45, ""), summary(res)
     assert res.to_json()["refuted_below"] == 45
     _replay_trace(m, p.trace, "EOS-1")
 

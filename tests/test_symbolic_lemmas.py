@@ -7,6 +7,7 @@ import z3  # noqa: F401  (a required dependency: its absence must fail)
 from txncheck.checker.symbolic.bmc import bmc
 from txncheck.checker.symbolic.lemmas import Lemma, houdini, mine, prove_lemmas
 from txncheck.checker.vector.states import reachable_states, simulated_states
+from txncheck.reports.symbolic_text import summary
 from txncheck.spec import catalog
 from txncheck.spec.ground import ground
 
@@ -81,7 +82,7 @@ def test_bmc_with_lemmas_finds_the_explicit_depths(variant):
     ls = prove_lemmas(m, "explore")
     res = bmc(m, max(expected.values()), lemmas=ls, traces=False)
     got = {p.name: p.depth for p in res.properties if p.status == "violated"}
-    assert got == expected, res.text()
+    assert got == expected, summary(res)
     assert res.to_json()["lemmas"]["proved"] == len(ls.lemmas)
 
 

@@ -6,6 +6,7 @@ import pytest
 import z3
 
 from txncheck.checker.symbolic.pdr import HornEncoding, pdr
+from txncheck.reports.symbolic_text import summary
 from txncheck.spec import catalog
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground import ground
@@ -33,7 +34,7 @@ def test_pdr_proves_twophase_without_strengthening(rm):
     assert _explicit(m) == {}
     res, outs = pdr(m, timeout_s=120)
     (o,) = outs
-    assert (o.prop.name, o.prop.status, o.answer) == ("TCConsistent", "proved", "unsat"), res.text()
+    assert (o.prop.name, o.prop.status, o.answer) == ("TCConsistent", "proved", "unsat"), summary(res)
     # Spacer's invariant, re-checked by plain solver queries: initiation, consecution, safety
     assert o.invariant.checked == "inductive" and o.invariant.conjuncts >= 1
 
@@ -46,7 +47,7 @@ def test_pdr_counterexample_replays(split):
     res, outs = pdr(m, timeout_s=120, split=split, encoding=HornEncoding(m, split=split))
     (o,) = outs
     p = o.prop
-    assert (p.name, p.status, o.answer) == ("TCConsistent", "violated", "sat"), res.text()
+    assert (p.name, p.status, o.answer) == ("TCConsistent", "violated", "sat"), summary(res)
     assert len(p.actions) == p.depth
     s = tuple(m.init)
     for aid in p.actions:

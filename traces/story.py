@@ -14,7 +14,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from txncheck.spec.evaluate import evaluate, successor
-from txncheck.spec.ground import Grounder
+from txncheck.spec.grounder import Grounder
 from txncheck.spec.ground_ir import GroundAction, GroundModel
 from txncheck.spec.sequence import At, Channel
 from txncheck.spec.state_text import parse_state, value_label

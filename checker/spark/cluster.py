@@ -24,6 +24,7 @@ from pathlib import Path
 
 from txncheck.spec.errors import TxncheckError
 
+from ..durable import replace_file
 from ..processes import alive
 from .session import SparkEngineError, check_java, conf_dir, require_pyspark
 
@@ -71,10 +72,7 @@ class Cluster:
         return f"spark://{HOST}:{self.port}"
 
     def save(self) -> None:
-        p = Path(self.dir) / "cluster.json"
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1))
-        os.replace(tmp, p)
+        replace_file(str(Path(self.dir) / "cluster.json"), json.dumps(asdict(self), indent=1))
 
     @classmethod
     def load(cls, d: str) -> "Cluster":

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from txncheck.spec.errors import TxncheckError
 
+from ..durable import replace_file
+
 
 class SparkEngineError(TxncheckError):
     """The Spark engine cannot run here (no Java, no pyspark, master unreachable...)."""
@@ -102,9 +104,7 @@ def conf_dir() -> str:
     d.mkdir(exist_ok=True)
     f = d / "log4j2.properties"
     if not f.exists() or f.read_text() != LOG4J2:
-        tmp = d / f"log4j2.properties.{os.getpid()}"
-        tmp.write_text(LOG4J2)
-        os.replace(tmp, f)
+        replace_file(str(f), LOG4J2)
     return str(d)
 
 

@@ -38,18 +38,21 @@ from txncheck.spec.errors import ConfigError
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import ALWAYS
 from .encode import Timer, make_solver
+from .status import HOLDS_TO_DEPTH, outcome_of, verdict_of
 from .unroll import Unroller, replay_actions, violated, require_one_initial_state
 
 
-SYMBOLIC_SCHEMA = "txncheck.symbolic/1"  # the JSON of `txncheck bmc` (bmc, k-induction, pdr)
+# the JSON of `txncheck bmc` (bmc, k-induction, pdr); `verdict` and each property's `outcome` are
+# additive fields in check's words (status.py), so a /1 reader loses nothing (docs/symbolic.md)
+SYMBOLIC_SCHEMA = "txncheck.symbolic/1"
 
 
 @dataclass
 class ProofOutcome:
-    """What the solver showed of one always property (bmc, k-induction, PDR); `check` has its own
-    `checker.result.PropertyOutcome`, whose outcomes come from exhaustive search."""
+    """What the solver showed of one always property (bmc, k-induction, PDR): `status` is the detail,
+    `outcome` the same in the words of `check`'s `checker.result.PropertyOutcome` (status.py)."""
     name: str
-    status: str                       # "violated" | "holds-to-depth" | "proved" | "cti" | "unknown"
+    status: str                       # one of status.STATUSES
     depth: int | None = None          # counterexample length, proof k, or depth explored
     actions: list[int] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
@@ -57,8 +60,12 @@ class ProofOutcome:
     witness: dict | None = None       # counterexample to induction (states by named var)
     note: str = ""
 
+    @property
+    def outcome(self) -> str:
+        return outcome_of(self.status)
+
     def to_json(self) -> dict:
-        out = {"name": self.name, "status": self.status, "depth": self.depth,
+        out = {"name": self.name, "outcome": self.outcome, "status": self.status, "depth": self.depth,
                "actions": self.actions, "labels": self.labels}
         if self.note:
             out["note"] = self.note
@@ -69,7 +76,7 @@ class ProofOutcome:
 
 @dataclass
 class SymbolicResult:
-    engine: str                        # "bmc" | "k-induction"
+    engine: str                        # "bmc" | "k-induction" | "pdr"
     spec: str
     variant: str | None
     config: dict
@@ -90,12 +97,13 @@ class SymbolicResult:
         return sum(q[1] for q in self.queries)
 
     @property
-    def violated(self) -> bool:
-        return any(p.status == "violated" for p in self.properties)
+    def verdict(self) -> str:
+        """`check`'s verdict words, decided by `status.verdict_of`; `txncheck bmc` exits with it."""
+        return verdict_of(p.status for p in self.properties)
 
     def to_json(self) -> dict:
         out = {"schema": SYMBOLIC_SCHEMA, "engine": self.engine, "spec": self.spec, "variant": self.variant,
-               "config": self.config, "bound": self.bound, "solver": self.solver,
+               "config": self.config, "bound": self.bound, "solver": self.solver, "verdict": self.verdict,
                "properties": [p.to_json() for p in self.properties],
                "encode_s": round(self.encode_s, 4), "solver_s": round(self.solver_s, 4), "wall_s": round(self.wall_s, 4),
                "queries": [{"query": q, "seconds": round(t, 5), "result": r} for q, t, r in self.queries]}
@@ -111,35 +119,6 @@ class SymbolicResult:
             out["lemmas"] = self.lemmas.to_json()
             out["wall_with_lemmas_s"] = round(self.wall_s + self.lemmas.total_s, 4)
         return out
-
-    def text(self) -> str:
-        out = []
-        for p in self.properties:
-            if p.status == "violated":
-                out.append(f"{p.name}: VIOLATED at depth {p.depth}" + (f" ({p.note})" if p.note else "") + ": "
-                           + "; ".join(p.labels))
-            elif p.status == "proved" and self.engine == "pdr":
-                out.append(f"{p.name}: proved by PDR ({p.note})")
-            elif p.status == "proved" and self.engine == "bmc":
-                out.append(f"{p.name}: proved for every depth (1-inductive with the spec's strengthening invariants)")
-            elif p.status == "proved":
-                out.append(f"{p.name}: proved by {p.depth}-induction")
-            elif p.status == "cti":
-                out.append(f"{p.name}: not proved; counterexample to {p.depth}-induction: "
-                           + "; ".join(p.labels) + (f" ({p.note})" if p.note else ""))
-            else:
-                out.append(f"{p.name}: unknown at depth {p.depth} ({p.note})" if p.status == "unknown" else
-                           f"{p.name}: no counterexample at depths {self.from_depth}..{p.depth}" if self.from_depth
-                           else f"{p.name}: no counterexample up to depth {p.depth}")
-        for name, d in self.refuted_invariants:
-            out.append(f"strengthening invariant {name} is not an invariant of the spec (violated at depth {d}); "
-                       "it was not used")
-        if self.lemmas is not None:
-            out.append(self.lemmas.text())
-        out.append(f"{self.engine}: {len(self.queries)} solver queries, solver {self.solver_s:.3f} s, "
-                   f"encoding {self.encode_s:.3f} s, total {self.wall_s:.3f} s"
-                   + (f" (+ lemmas {self.lemmas.total_s:.3f} s)" if self.lemmas is not None else ""))
-        return "\n".join(out)
 
 
 def always_properties(m: GroundModel, names=None):
@@ -349,7 +328,7 @@ def bmc(m: GroundModel, depth: int, properties=None, traces: bool = True, solver
                          lemmas=lemmas, kept_invariants=kept_names, from_depth=0 if refuted_below else from_depth,
                          refuted_below=from_depth if refuted_below else 0)
     for p in props:
-        res.properties.append(found.get(p.name) or ProofOutcome(p.name, "holds-to-depth", depth))
+        res.properties.append(found.get(p.name) or ProofOutcome(p.name, HOLDS_TO_DEPTH, depth))
     res.queries = timer.queries
     res.encode_s = u.encode_s
     res.wall_s = time.perf_counter() - start

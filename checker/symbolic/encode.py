@@ -1,4 +1,4 @@
-"""Ground expressions (`txncheck.spec.ground`) as z3 terms.
+"""Ground expressions (`txncheck.spec.ground_ir`) as z3 terms.
 
 A *state* is a list of z3 terms, one per cell of the layout: a z3 Bool for a cell of a boolean
 var, a z3 Int (constrained to its domain by `domain_constraints`) for every other cell. The

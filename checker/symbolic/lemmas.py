@@ -203,15 +203,6 @@ class LemmaSet:
                 "houdini_s": round(self.houdini_s, 3),
                 "properties_proved": self.properties_proved, "properties_dropped": self.properties_dropped}
 
-    def text(self) -> str:
-        out = (f"lemmas: {len(self.lemmas)} proved inductive of {self.candidates} candidates mined from "
-               f"{self.samples} {self.source} states ({self.rounds} Houdini rounds); sampling "
-               f"{self.sample_s:.2f} s, mining {self.mine_s:.2f} s, Houdini {self.houdini_s:.2f} s")
-        if self.properties_proved or self.properties_dropped:
-            out += (f"\n  1-inductive with the lemmas: {', '.join(self.properties_proved) or 'none'}"
-                    f"; not: {', '.join(self.properties_dropped) or 'none'}")
-        return out
-
 
 def houdini(m: GroundModel, candidates: list, tr: Transition | None = None, solver: str = "fd",
             properties=(), max_rounds: int = 100000, log=None,

@@ -48,7 +48,7 @@ import z3
 
 from txncheck.spec.errors import SpecError
 from txncheck.spec.evaluate import cells_read
-from txncheck.spec.ground import Grounder
+from txncheck.spec.grounder import Grounder
 from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GroundAction, GroundModel
 from .encode import Encoder, Timer, as_bool, domain_constraints, make_state, value_of
 

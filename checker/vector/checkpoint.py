@@ -28,8 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..checkpoint import (MANIFEST, TMP_PREFIX, CheckpointError, Checkpointing, fsync_dir, refuse_existing,
-                          refuse_other, write_json_durable)
+from ..checkpoint import (MANIFEST, TMP_PREFIX, CheckpointError, Checkpointing, refuse_existing, refuse_other,
+                          write_json_durable)
+from ..durable import Replacement, fsync_dir
 
 FORMAT = "txncheck.vector-checkpoint/1"
 _LEVEL = re.compile(r"level-(\d{5,})\.bin$")
@@ -164,7 +165,7 @@ class LevelLog:
         table, offset, crc = [], 0, 0
         need = sum(-(-np.asarray(a).nbytes // _ALIGN) * _ALIGN for a in arrays.values())
         try:
-            with open(tmp, "wb") as f:
+            with Replacement(path, tmp) as f:
                 for key in sorted(arrays):
                     a = np.ascontiguousarray(arrays[key])
                     if a.dtype == np.bool_:
@@ -181,9 +182,6 @@ class LevelLog:
                         crc = zlib.crc32(b"\0" * pad, crc)
                     table.append([key, dt, int(a.shape[0]), offset])
                     offset += len(data) + pad
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
             fsync_dir(self.directory)  # the level's name is durable before the manifest that names it
             rec = {"level": index, **fields, "file": name, "bytes": offset, "crc32": crc, "arrays": table}
             self.records.append(rec)
@@ -193,7 +191,6 @@ class LevelLog:
                 self.records.pop()
                 raise
         except OSError as err:
-            _remove(self.directory, [os.path.basename(tmp)])
             raise CheckpointError(f"--checkpoint {self.directory}: cannot write level {index} ({err.strerror}; the "
                                   f"level takes {need / 2**20:,.1f} MiB); make room there and continue with "
                                   f"--resume {self.directory}") from None

@@ -12,6 +12,9 @@ are where `TransactionState` changes (`completeTransitionTo`); what an append wr
 is in `txnlog.py`, shared with the failover's reload. Kafka code: `TransactionCoordinator.scala`
 (≤ 3.9) / `TransactionCoordinator.java` (4.x), `TransactionMetadata`, `TransactionStateManager`.
 
+The rows are in id order: the handlers section by section (TC-01..TC-67), the rows for Kafka's
+assertions and the epoch bound of those handlers (TC-90..TC-97), then the appends (TL-01..TL-07).
+
 Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
 one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the
 TV2 `nextProducerId` path are absent); request timeouts are never out of range (I1); the
@@ -199,21 +202,6 @@ ROWS = (
             "endTransaction(ABORT))",
         doc="The client is answered CONCURRENT_TRANSACTIONS and retries; the retry bumps again once "
             "CompleteAbort is durable."),
-    Row("TC-90", A, "InitProducerId", params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-        updates=illegal_state(),
-        ref=f"kafka-protocol §3.1 I12 (stored state Dead or PrepareEpochFence: unreachable, assert); "
-            f"{TC}InitProducerId (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-    Row("TC-91", A, "InitProducerId", params=(i,),
-        guard=(*req(*INIT), no_pend, cur >= MAXE,
-               Or(tc_st[T] == S.Ongoing, And(pc_rq[i] == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
-        updates=beyond_bound(), ref=f"kafka-protocol §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
-        doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
-    Row("TC-92", A, "InitProducerId(pid, e)", params=(i,),
-        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
-               cur >= MAXE),
-        updates=beyond_bound(), ref=f"kafka-protocol §3.1 I8 at the {EPOCH_BOUND_REF}",
-        doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- AddPartitionsToTxn (§3.2, TV0/1) -------------------------------------------------------
     Row("TC-10", A, "AddPartitionsToTxn", params=(i,), guard=(TV01, *req(Rq.ADD), e_req != cur),
         updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
@@ -229,12 +217,6 @@ ROWS = (
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
         updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(pc_k[i])),
         ref="kafka-protocol §3.2 A5 (prepareAddPartitions; TL)"),
-    Row("TC-93", A, "AddPartitionsToTxn", params=(i,),
-        guard=(TV01, *req(Rq.ADD), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-        updates=illegal_state(),
-        ref=f"kafka-protocol §2.1 (Ongoing's valid previous states); {TC}AddPartitionsToTransaction -> "
-            f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
-        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
     # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
     Row("TC-20", A, "EndTxn", params=(i,), guard=(TV01, *req(*END), e_req != cur),
         updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
@@ -258,11 +240,6 @@ ROWS = (
                       And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT))),
                Not(tc_st[T].is_in(*NEVER_CACHED))),
         updates=answer(CResp.FATAL), ref="kafka-protocol §3.6 E7 (INVALID_TXN_STATE)"),
-    Row("TC-94", A, "EndTxn", params=(i,),
-        guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-        updates=illegal_state(),
-        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
     # -- EndTxn TV2 (§3.7) -------------------------------------------------------------------------
     Row("TC-30", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), bad_tv2_epoch),
         updates=answer(CResp.FENCED), ref="kafka-protocol §3.7 F2 (PRODUCER_FENCED)"),
@@ -295,15 +272,6 @@ ROWS = (
         guard=(TV2, *req(*END), no_pend, retry,
                Or(And(tc_st[T] == S.PrepareCommit, IS_ABORT), And(tc_st[T] == S.PrepareAbort, IS_COMMIT))),
         updates=answer(CResp.FATAL), ref="kafka-protocol §3.7 F11 (INVALID_TXN_STATE)"),
-    Row("TC-95", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-        updates=illegal_state(),
-        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-    Row("TC-96", A, "EndTxn v5", params=(i,),
-        guard=(TV2, *req(*END), no_pend, current, cur >= MAXE,
-               Or(tc_st[T] == S.Ongoing, And(IS_ABORT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
-        updates=beyond_bound(), ref=f"kafka-protocol §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
-        doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     # -- transaction timeout (§3.9) ------------------------------------------------------------------
     Row("TC-40", A, "transaction timeout (abortTimedOutTransactions)", params=(t,), at=At("coordinator", t),
         guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, env_to < Config("timeouts"),
@@ -355,6 +323,43 @@ ROWS = (
         updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_ver[p][T].set(Ver.ADDING),
                  g_pk[T].set(k)),
         ref="kafka-protocol §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
+    # -- Kafka's assertions (IllegalStateException, STRUCT-1) and the epoch bound (BOUNDS), per handler --
+    # Each is the handler above for a state the model never caches, or for an epoch beyond `maxe`.
+    Row("TC-90", A, "InitProducerId", params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"kafka-protocol §3.1 I12 (stored state Dead or PrepareEpochFence: unreachable, assert); "
+            f"{TC}InitProducerId (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-91", A, "InitProducerId", params=(i,),
+        guard=(*req(*INIT), no_pend, cur >= MAXE,
+               Or(tc_st[T] == S.Ongoing, And(pc_rq[i] == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
+        updates=beyond_bound(), ref=f"kafka-protocol §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
+        doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
+    Row("TC-92", A, "InitProducerId(pid, e)", params=(i,),
+        guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
+               cur >= MAXE),
+        updates=beyond_bound(), ref=f"kafka-protocol §3.1 I8 at the {EPOCH_BOUND_REF}",
+        doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
+    Row("TC-93", A, "AddPartitionsToTxn", params=(i,),
+        guard=(TV01, *req(Rq.ADD), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"kafka-protocol §2.1 (Ongoing's valid previous states); {TC}AddPartitionsToTransaction -> "
+            f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-94", A, "EndTxn", params=(i,),
+        guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-95", A, "EndTxn v5", params=(i,), guard=(TV2, *req(*END), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        updates=illegal_state(),
+        ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
+        doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    Row("TC-96", A, "EndTxn v5", params=(i,),
+        guard=(TV2, *req(*END), no_pend, current, cur >= MAXE,
+               Or(tc_st[T] == S.Ongoing, And(IS_ABORT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
+        updates=beyond_bound(), ref=f"kafka-protocol §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
+        doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
     Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(*NEVER_CACHED)),
         updates=illegal_state(),

@@ -73,78 +73,7 @@ def append_data():
             n_pres[i][p][k].set(PResp.OK))
 
 
-ROWS = (
-    Row("PL-10", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), pl_ver[p][T] == Ver.NONE),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
-        ref="kafka-protocol §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
-            "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
-        doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
-            "longer current is refused before the append's epoch check."),
-    Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
-        ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
-            "ProducerStateEntry.findDuplicateBatch"),
-    Row("PL-02", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(FENCED_RESP)),
-        ref=f"kafka-protocol §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
-            f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
-    Row("PL-03", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
-        ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
-    Row("PL-04", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, pl_ver[p][T] == Ver.NONE),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), pl_ver[p][T].set(Ver.PENDING), pl_vi[p][T].set(i),
-                 pl_vk[p][T].set(k)),
-        ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
-            "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
-            "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
-    Row("PL-05", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
-        ref=f"kafka-protocol §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
-            f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
-            "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
-    Row("PL-12", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, pl_ver[p][T] != Ver.NONE, Not(answered_while_held)),
-        updates=(),
-        ref="model timing restriction (module doc): the leader holds one batch per (p, pid) while it is verified "
-            "and another batch of that pid waits in the network until the held one is released; Kafka would "
-            "share or replace the VerificationGuard (kafka-protocol §3.5 P4, §3.11; "
-            "ProducerStateManager.maybeCreateVerificationStateEntry)",
-        doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
-    Row("PL-13", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-05 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
-    Row("PL-06", A, "verified Produce appended", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
-        updates=(*append_data(), *release()),
-        ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
-    Row("PL-14", A, "verified Produce appended", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
-    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
-        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
-        ref="kafka-protocol §3.4 O2 after O3: the generation is checked once verification succeeded; "
-            "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
-    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
-        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
-        ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
-    Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
-        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
-        ref="kafka-protocol §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
-    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), *held(Ver.RETRY)),
-        updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
-        ref="kafka-protocol §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
-)
-
-# ---- WriteTxnMarkers at p (§3.8) ---------------------------------------------------------------
+# ---- WriteTxnMarkers at p (§3.8): what a marker checks and appends ---------------------------------
 me = n_mk_e[t][p][c]
 mres = n_mk_res[t][p][c]
 
@@ -181,7 +110,78 @@ def marker_rejected(epoch):
 
 
 w3_bad = marker_rejected(me)
-MARKER_ROWS = (
+
+ROWS = (
+    # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
+    Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
+        ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
+            "ProducerStateEntry.findDuplicateBatch"),
+    Row("PL-02", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(FENCED_RESP)),
+        ref=f"kafka-protocol §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
+            f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
+    Row("PL-03", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
+        ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
+    Row("PL-04", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, pl_ver[p][T] == Ver.NONE),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), pl_ver[p][T].set(Ver.PENDING), pl_vi[p][T].set(i),
+                 pl_vk[p][T].set(k)),
+        ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
+            "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
+            "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
+    Row("PL-05", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
+        ref=f"kafka-protocol §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
+            f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
+            "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
+    Row("PL-06", A, "verified Produce appended", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
+        updates=(*append_data(), *release()),
+        ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
+    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
+        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
+        ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
+    Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
+        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
+        ref="kafka-protocol §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
+    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), *held(Ver.RETRY)),
+        updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
+        ref="kafka-protocol §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
+    Row("PL-10", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), pl_ver[p][T] == Ver.NONE),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
+        ref="kafka-protocol §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
+            "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
+        doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
+            "longer current is refused before the append's epoch check."),
+    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
+        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
+        ref="kafka-protocol §3.4 O2 after O3: the generation is checked once verification succeeded; "
+            "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
+    Row("PL-12", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, pl_ver[p][T] != Ver.NONE, Not(answered_while_held)),
+        updates=(),
+        ref="model timing restriction (module doc): the leader holds one batch per (p, pid) while it is verified "
+            "and another batch of that pid waits in the network until the held one is released; Kafka would "
+            "share or replace the VerificationGuard (kafka-protocol §3.5 P4, §3.11; "
+            "ProducerStateManager.maybeCreateVerificationStateEntry)",
+        doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
+    Row("PL-13", A, "Produce", params=(i, p, k),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-05 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    Row("PL-14", A, "verified Produce appended", params=(i, p, k),
+        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    # -- WriteTxnMarkers (§3.8) ------------------------------------------------------------------------
     Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
         ref="kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
@@ -206,6 +206,7 @@ MARKER_ROWS = (
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
+    # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),
         guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
                env_exp < Config("expiries")),
@@ -215,5 +216,5 @@ MARKER_ROWS = (
             "ProducerStateManager.removeExpiredProducers"),
 )
 
-TABLE = Table("partition", ROWS + MARKER_ROWS, status=None, at=PARTITION,
+TABLE = Table("partition", ROWS, status=None, at=PARTITION,
               doc="Partition leaders of the data partitions: log, producer state, LSO (§1.4, §3.5, §3.8).")
