@@ -111,6 +111,13 @@ class Findings:
         """A choice recorded by an earlier run of the same search (a checkpoint's record)."""
         self.chosen[(kind, name)] = (level, None, ref)
 
+    def locate(self, level: int, where) -> None:
+        """Name the states chosen at `level` by `where(fingerprint)`: for an engine that checks a level's
+        states before it knows where it stores them (the vector engine's chunks offer fingerprints)."""
+        for key, (lvl, fp, ref) in list(self.chosen.items()):
+            if lvl == level and fp is not None:
+                self.chosen[key] = (lvl, fp, where(fp))
+
     def refs(self, kind: str) -> dict[str, object]:
         return {name: got[2] for (k, name), got in sorted(self.chosen.items()) if k == kind}
 

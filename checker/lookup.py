@@ -12,7 +12,8 @@ import numpy as np
 _U64 = np.uint64
 
 
-def _directory(u: np.ndarray) -> tuple[np.ndarray, np.uint64]:
+def directory(u: np.ndarray) -> tuple[np.ndarray, np.uint64]:
+    """The bucket directory of a sorted array of more than one value (for `group_index`'s repeated calls)."""
     B = min(int(np.ceil(np.log2(len(u)))) + 1, 40)
     shift = _U64(64 - B)
     counts = np.bincount((u >> shift).view(np.int64), minlength=1 << B)
@@ -22,12 +23,12 @@ def _directory(u: np.ndarray) -> tuple[np.ndarray, np.uint64]:
     return D, shift
 
 
-def group_index(u: np.ndarray, c: np.ndarray) -> np.ndarray:
+def group_index(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64] | None = None) -> np.ndarray:
     """For each value of `c`, its index in the sorted unique array `u`; every value of c must be in
-    u (the group-by of a deduplication: u = unique(c))."""
+    u (the group-by of a deduplication: u = unique(c)). `index`: u's `directory`, if the caller has it."""
     if len(u) <= 1:
         return np.zeros(len(c), dtype=np.int64)
-    D, shift = _directory(u)
+    D, shift = index if index is not None else directory(u)
     pos = D[(c >> shift).view(np.int64)]  # top bits < 2^40: the int64 view is exact and free
     act = np.flatnonzero(u[pos] != c)
     while len(act):
@@ -46,7 +47,7 @@ def find_sorted(u: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(u) == 1:
         found = c == u[0]
         return np.zeros(len(c), dtype=np.int64), found
-    D, shift = _directory(u)
+    D, shift = directory(u)
     b = (c >> shift).view(np.int64)
     pos, end = D[b], D[b + 1]
     # walk within the bucket while u[pos] < c

@@ -46,8 +46,10 @@ class ExploreOptions:
     properties: tuple[str, ...] | None = None  # None: every property of the spec
     progress: bool = False
     progress_interval: float = 5.0
-    memory_budget: int | None = None  # bytes; vector engine spills visited blocks beyond it
+    memory_budget: int | None = None  # bytes; the vector engine spills beyond it (resources.split_budget)
+    visited_budget: int | None = None  # bytes; without memory_budget, the vector engine spills only its visited set
     workdir: str | None = None  # where engines may spill or checkpoint
+    chunk_states: int | None = None  # vector engine: frontier states per expansion chunk (tests); None: from the budget
 
 
 @dataclass

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import resource
+from dataclasses import dataclass
 
 from txncheck.spec.errors import ConfigError
 
 DEFAULT_SHARE = 0.8  # of the machine's (or the cgroup's) memory, leaving room for the OS and the page cache
 
 ADVICE = ("give a smaller configuration or --max-states, --symmetry where the spec declares symmetry, "
-          "--memory-budget MB so the vector engine spills its visited set to disk, a larger --max-memory, "
+          "--memory-budget MB so the vector engine spills its visited set, levels and edges to disk, a larger "
+          "--max-memory, "
           "or the Spark engine (--engine spark) for models that outgrow one machine")
 
 
@@ -37,9 +39,28 @@ def default_max_memory() -> int:
 
 
 def visited_budget(limit: int) -> int:
-    """Where the vector engine's visited set spills to disk under a memory bound: a quarter of it, the
-    rest being for the frontier, the next level and the interpreter."""
+    """Where the vector engine's visited set spills to disk under a memory bound when no --memory-budget is
+    given: a quarter of it (nothing else spills then, and the search runs as fast as in memory)."""
     return limit // 4
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """How the vector engine shares its memory budget (bytes). Each part, once it outgrows its share, goes
+    to files in the run's workdir and is read back sequentially."""
+
+    visited: int     # the visited set: sorted fingerprints and per-state records
+    frontier: int    # the level being expanded (its states' cells and fingerprints)
+    next_level: int  # the level being built: each chunk's new states, then the merged level
+    chunk: int       # one chunk's working set: its successor candidates, their sort and deduplication
+    graph: int       # the edges and property masks kept for recoverable, eventually and leads_to properties
+
+
+def split_budget(budget: int) -> BudgetSplit:
+    """--memory-budget M, shared: a quarter each for the visited set, the frontier and the next level; an eighth each for a chunk's
+    candidates and for the graph."""
+    return BudgetSplit(visited=budget // 4, frontier=budget // 4, next_level=budget // 4, chunk=budget // 8,
+                       graph=budget // 8)
 
 
 def parse_megabytes(option: str, value: str | int | None) -> int | None:

@@ -160,7 +160,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         spec=model.spec.name, variant=variant, config=model.config.to_json(), engine=engine, verdict=verdict,
         complete=outcome.complete, stop_reason=outcome.stop_reason, stats=stats, properties=tuple(outcomes),
         coverage=coverage, unfired_rows=unfired, deadlock=deadlock, not_applicable=model.not_applicable,
-        options={k: v for k, v in asdict(options).items() if k not in ("progress", "progress_interval", "workdir")},
+        options={k: v for k, v in asdict(options).items()
+                 if k not in ("progress", "progress_interval", "workdir", "chunk_states", "visited_budget")},
         traces=traces)
     return result
 

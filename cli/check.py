@@ -36,8 +36,10 @@ def register(sub):
                    help="also check the spec's strengthening invariants (the ones `bmc` uses for induction, "
                    "e.g. Kafka's IND-*) on every reachable state")
     p.add_argument("--require-complete", action="store_true", help="exit 3 when the search was cut by a bound")
-    p.add_argument("--memory-budget", metavar="MB", help="vector engine: spill the visited set to disk beyond MB MiB "
-                   "(default: a quarter of --max-memory)")
+    p.add_argument("--memory-budget", metavar="MB", help="vector engine: keep the search near MB MiB, expanding "
+                   "levels in chunks and spilling to disk what outgrows its share (a quarter each for the visited "
+                   "set, the frontier and the next level, an eighth each for a chunk's candidates and for the "
+                   "edges); without it only the visited set spills, beyond a quarter of --max-memory")
     p.add_argument("--max-memory", metavar="MB", help="bound the whole process to MB MiB (default: 80%% of the "
                    "machine's memory); a search that reaches it stops incomplete with exit 3 and advice")
     p.add_argument("--out", metavar="DIR", help="where to write result.json and traces (default out/SPEC-CONFIG[-VARIANT])")
@@ -127,7 +129,7 @@ def run(args) -> int:
     # Spark's JVMs size their own memory (--driver-memory); a bound here would be inherited by them
     limit = (max_memory or resources.default_max_memory()) if engine.in_process else None
     if limit and "memory-budget" in engine.options and budget is None:
-        options = replace(options, memory_budget=resources.visited_budget(limit))
+        options = replace(options, visited_budget=resources.visited_budget(limit))
     with staged, (resources.memory_bound(limit) if limit else contextlib.nullcontext()):
         if engine.in_process:
             options = replace(options, workdir=staged.scratch("spill"))

@@ -148,7 +148,7 @@ def options_for(entry: GateEntry, jobs: int = 1) -> ExploreOptions:
         # as `check` does: under the entry's max_memory, else the machine's memory shared among the workers
         share = entry.max_memory * 2**20 if entry.max_memory else resources.default_max_memory() // max(jobs, 1)
         floor = 1 << 20 if entry.max_memory else 1 << 26
-        opts = replace(opts, memory_budget=max(resources.visited_budget(share), floor))
+        opts = replace(opts, visited_budget=max(resources.visited_budget(share), floor))
     return opts
 
 

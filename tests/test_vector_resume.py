@@ -29,7 +29,8 @@ EXE = os.path.join(os.path.dirname(sys.executable), "txncheck")
 KAFKA = ("check", "kafka", "--config", "tiny")
 # stats that describe the run rather than the search: times, memory, how much was resumed
 RUN_DEPENDENT = ("seconds", "states_per_second", "peak_memory_bytes", "judge_seconds", "vector_seconds",
-                 "vector_resumed_levels", "vector_checkpoint_bytes")
+                 "vector_resumed_levels", "vector_checkpoint_bytes", "vector_chunks", "vector_spilled_bytes",
+                 "vector_search_peak_bytes")
 
 
 def _run(*args, cwd):

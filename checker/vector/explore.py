@@ -11,6 +11,11 @@ against the properties in bulk; the least-fingerprint violator of a level is its
 When to stop (violations, deadlocks, max_states, max_depth, memory) is decided by
 `checker/levels.py`, the rules every engine advances, so that all engines return identical outcomes.
 
+With a memory budget (`ExploreOptions.memory_budget`, split by `resources.split_budget`), a level is
+expanded in chunks of frontier states and the chunks' new states merged (`step.py`); the frontier and
+the next level (`frontier.py`), the visited set (`store.py`) and the edges and property masks
+(`spill.py`) each go to files in the workdir once they outgrow their share. The outcome is the same.
+
 With a checkpoint (`checkpoint.py`), every expansion's facts are recorded once its level is checked,
 and a resumed search replays the records through the same rules and the same store, rebuilding the
 frontier from them, so it continues exactly where the killed one stood.
@@ -26,11 +31,15 @@ from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from ..checkpoint import CheckpointError, Checkpointing, model_digest, model_identity, search_key, txncheck_version
 from ..levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
-from ..lookup import group_index
+from ..lookup import directory, group_index
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
+from ..resources import split_budget
 from .checkpoint import FORMAT, LevelLog
+from .frontier import LevelStates, rebuild
 from .kernel import VectorKernel
+from .spill import Columns, SpillDir, mapped
+from .step import LevelExpander
 from .store import VisitedStore
 
 _U64 = np.uint64
@@ -46,49 +55,64 @@ class _Search:
         self.sometimes = [p.name for p in selected if p.kind == SOMETIMES]
         self.recov = [p.name for p in selected if p.kind in GRAPH_KINDS]
         self.want_edges = bool(self.recov)
-        self.store = VisitedStore(options.memory_budget, options.workdir)
+        self.split = split_budget(options.memory_budget) if options.memory_budget is not None else None
+        self.spill = SpillDir(options.workdir)
+        self.store = VisitedStore(self.split.visited if self.split else options.visited_budget, spill=self.spill)
         self.rules = LevelRules(options)
         self.progress = Progress(options, "vector")
         self.found = Findings()                 # refs: store indices
-        self.front_fps = np.zeros(0, dtype=_U64)  # the frontier's fingerprints, ascending
-        self.goal_parts: dict[str, list] = {n: [] for n in self.recov}
-        self.when_parts: dict[str, list] = {n: [] for n in self.recov}
-        self.edge_src, self.edge_dst_fp, self.edge_act = [], [], []
+        self.front = LevelStates.empty(kernel)  # the frontier, in fingerprint order
+        self.edges = Columns(self.spill, {"src": np.int64, "dst": _U64, "act": np.int32}, "edges") \
+            if self.want_edges else None
+        self.masks = Columns(self.spill, {f"{part}:{n}": np.bool_ for n in self.recov for part in ("goal", "when")},
+                             "masks") if self.recov else None
         self.fired = np.zeros(kernel.n_actions, dtype=np.int64)
         self.generated = 0
-        self.timing = {"expand": 0.0, "dedup": 0.0, "materialise": 0.0, "properties": 0.0, "store": 0.0,
-                       "checkpoint": 0.0}
-        self.cols = self.P = None
-        self.n_front = 0
+        self.chunks = 0
+        self.timing = {"expand": 0.0, "dedup": 0.0, "materialise": 0.0, "merge": 0.0, "properties": 0.0,
+                       "store": 0.0, "checkpoint": 0.0}
+        self.expander = LevelExpander(kernel, self.store, self.spill, self.split, options.chunk_states,
+                                      options.check_deadlock, self.timing)
         self.resumed = 0
+        self.search_peak = 0
 
     # -- properties ---------------------------------------------------------------------------------
-    def check_level(self, cols, fps, first_index, level: int) -> bool:
+    def check_level(self, cols, fps, refs, level: int) -> tuple[bool, dict]:
+        """Check states of `level` (`refs`: what `found` names them by): whether an always property is
+        violated for the first time, and the masks of the properties judged on the graph."""
         t0 = time.perf_counter()
         found = False
-        n = cols.shape[1]
-        if n == 0:
-            return False
         kernel = self.kernel
-        for kind, names, hit in ((VIOLATION, self.always, False), (WITNESS, self.sometimes, True)):
-            for name in names:
-                if self.found.open(kind, name, level):
-                    at = np.flatnonzero(np.asarray(kernel.prop_cols(name, "expr", cols), dtype=bool) == hit)
-                    new = self.found.offer_least(kind, name, level, fps[at], first_index + at)
-                    found = found or (new and kind == VIOLATION)
-        for name in self.recov:
-            self.goal_parts[name].append(kernel.prop_cols(name, "expr", cols))
-            self.when_parts[name].append(kernel.prop_cols(name, "when", cols))
+        masks = {}
+        if cols.shape[1]:
+            for kind, names, hit in ((VIOLATION, self.always, False), (WITNESS, self.sometimes, True)):
+                for name in names:
+                    if self.found.open(kind, name, level):
+                        at = np.flatnonzero(np.asarray(kernel.prop_cols(name, "expr", cols), dtype=bool) == hit)
+                        new = self.found.offer_least(kind, name, level, fps[at], refs[at])
+                        found = found or (new and kind == VIOLATION)
+            masks = {f"{part}:{name}": kernel.prop_cols(name, "expr" if part == "goal" else "when", cols)
+                     for name in self.recov for part in ("goal", "when")}
         self.timing["properties"] += time.perf_counter() - t0
-        return found
+        return found, masks
+
+    def _graph_budget(self) -> None:
+        """Edges and masks go to disk once together they outgrow the budget's graph share."""
+        if self.split is None:
+            return
+        parts = [c for c in (self.edges, self.masks) if c is not None]
+        if sum(c.memory_bytes() for c in parts) > self.split.graph:
+            for c in parts:
+                c.spill()
 
     # -- checkpoint records -------------------------------------------------------------------------
     def _mark(self):
         return set(self.found.chosen)
 
-    def _record(self, mark, new: int, found: bool, limit: bool = False, level=None, edges=None) -> None:
+    def _record(self, mark, new: int, found: bool, limit: bool = False, level=None, states=None, edges=None) -> None:
         """Record the expansion just checked (no-op without a checkpoint): its counts and what it found
-        as JSON, its new states (`level`: fps, parent, action), masks and `edges` as arrays."""
+        as JSON, its new states (`level`: fps, parent, action), the masks of `states` (their store
+        indices [start, stop)) and `edges` (their span in the edge columns) as arrays."""
         if self.log is None:
             return
         t0 = time.perf_counter()
@@ -105,11 +129,11 @@ class _Search:
             arrays["fps"], arrays["parent"], arrays["action"] = (np.asarray(level[0], _U64),
                                                                  np.asarray(level[1], np.int64),
                                                                  np.asarray(level[2], np.int32))
-            for name in self.recov:
-                arrays[f"goal:{name}"] = self.goal_parts[name][-1]
-                arrays[f"when:{name}"] = self.when_parts[name][-1]
+            if self.masks is not None:
+                arrays |= self.masks.slice(*states)
         if edges is not None:
-            arrays["edge_src"], arrays["edge_dst"], arrays["edge_act"] = edges
+            got = self.edges.slice(*edges)
+            arrays["edge_src"], arrays["edge_dst"], arrays["edge_act"] = got["src"], got["dst"], got["act"]
         self.log.append(fields, arrays)
         self.timing["checkpoint"] += time.perf_counter() - t0
 
@@ -120,18 +144,23 @@ class _Search:
         else:
             rules.advance(int(rec["new"]), bool(rec["found"]), limit=bool(rec.get("limit")))
 
+    def _share(self, part: str) -> int | None:
+        return getattr(self.split, part) if self.split is not None else None
+
     # -- level 0 ------------------------------------------------------------------------------------
     def initial(self) -> None:
         kernel = self.kernel
         mark = self._mark()
-        self.cols, fps0, self.P = kernel.initial_cols()
+        cols, fps0, P = kernel.initial_cols()
         n0 = len(fps0)
         parent0, action0 = np.full(n0, -1, np.int64), np.full(n0, -1, np.int32)
         self.store.add_level(fps0, parent0, action0)
-        found = self.check_level(self.cols, fps0, 0, 0)
+        found, masks = self.check_level(cols, fps0, np.arange(n0), 0)
+        if self.masks is not None:
+            self.masks.append(masks)
+        self.front = LevelStates.of(kernel, cols, fps0, P, self.spill, self._share("frontier"))
         self.rules.initial(n0, found)
-        self.n_front, self.front_fps = n0, fps0
-        self._record(mark, n0, found, level=(fps0, parent0, action0))
+        self._record(mark, n0, found, level=(fps0, parent0, action0), states=(0, n0))
 
     # -- resume -------------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -148,26 +177,26 @@ class _Search:
             arr = log.read(rec)
             limit = bool(rec.get("limit"))
             if i == 0:
-                self.cols, fps, self.P = kernel.initial_cols()
+                cols, fps, P = kernel.initial_cols()
                 self._same(fps, arr, rec)
-                self.front_fps = fps
+                self.front = LevelStates.of(kernel, cols, fps, P, self.spill, self._share("frontier"))
             elif rec["new"] and not limit and need_frontier:
                 t0 = time.perf_counter()
                 rows = arr["parent"].astype(np.int64) - prev_start
-                self.cols, fps, self.P = kernel.successors_cols(self.cols, rows, arr["action"])
+                level = rebuild(kernel, self.front, rows, arr["action"], self.spill, self._share("next_level"),
+                                self.expander.chunk_size(len(rows)))
                 self.timing["materialise"] += time.perf_counter() - t0
-                self._same(fps, arr, rec)
-                self.front_fps = fps
+                self._same(level.fps, arr, rec)
+                self.front.close()
+                self.front = level
             if "fps" in arr:
                 self.store.add_level(arr["fps"], arr["parent"], arr["action"])
                 prev_start, start = start, start + len(arr["fps"])
-                for name in self.recov:
-                    self.goal_parts[name].append(arr[f"goal:{name}"])
-                    self.when_parts[name].append(arr[f"when:{name}"])
+                if self.masks is not None:
+                    self.masks.append({k: arr[k] for k in self.masks.dtypes})
             if "edge_src" in arr:
-                self.edge_src.append(arr["edge_src"])
-                self.edge_dst_fp.append(arr["edge_dst"])
-                self.edge_act.append(arr["edge_act"])
+                self.edges.append({"src": arr["edge_src"], "dst": arr["edge_dst"], "act": arr["edge_act"]})
+            self._graph_budget()
             depth = len(self.rules.levels)  # the level this record stored (and checked)
             for kind, key in ((VIOLATION, "viol"), (WITNESS, "wit")):
                 for name, ref in rec[key].items():
@@ -177,10 +206,9 @@ class _Search:
             self.generated = int(rec["generated"])
             self.fired = arr["fired"].astype(np.int64)
             self._advance(self.rules, i, rec)
-        self.n_front = self.rules.levels[-1]
         self.resumed = len(records)
         self.progress.base_states = self.store.count
-        self.progress.level(self.rules.levels, self.generated, self.store.spilled_bytes, log.bytes, force=True,
+        self.progress.level(self.rules.levels, self.generated, self.spill.written, log.bytes, force=True,
                             final=f"resumed from {len(records)} checkpointed levels")
 
     def _same(self, fps: np.ndarray, arr: dict, rec: dict) -> None:
@@ -193,140 +221,108 @@ class _Search:
     def search(self) -> int:
         """Expand level after level until the rules stop; the number of states kept (fewer than stored
         when memory ran out mid-level)."""
-        kernel, store, rules, options = self.kernel, self.store, self.rules, self.options
-        A = max(kernel.n_actions, 1)
-        timing = self.timing
+        kernel, store, rules = self.kernel, self.store, self.rules
         safe = (store.count, len(rules.levels))  # the last point where every stored level was checked
-        exp = None
         try:
             while not rules.finished:
                 mark = self._mark()
                 at_limit = rules.at_limit()
                 level_start = store.count
-                base = level_start - self.n_front
-                t0 = time.perf_counter()
-                exp = kernel.expand_cols(self.cols, self.P, need_has=options.check_deadlock)
-                timing["expand"] += time.perf_counter() - t0
-                self.generated += exp.generated
-                self.fired += exp.fired
-                found = False
-                if options.check_deadlock:
-                    dead = np.flatnonzero(~exp.has_successor)
-                    if len(dead):
-                        dead = dead[~kernel.terminal_cols(self.cols[:, dead])]  # as the scalar engine: only where needed
-                        found = self.found.offer_least(DEADLOCK, "", rules.depth, self.front_fps[dead], base + dead)
-
-                # -- deduplicate --------------------------------------------------------------------
-                t0 = time.perf_counter()
-                c = exp.fps
-                m = len(c)
-                if m:
-                    s = np.sort(c)
-                    flag = np.empty(m, dtype=bool)
-                    flag[0] = True
-                    np.not_equal(s[1:], s[:-1], out=flag[1:])
-                    u = s[flag]
-                    del s, flag
-                    known = store.contains(u)
-                    grp = group_index(u, c)
-                else:
-                    u = np.zeros(0, dtype=_U64)
-                    grp = np.zeros(0, dtype=np.int64)
-                    known = np.zeros(0, dtype=bool)
-                newmask = ~known
-                edges = None
-                if self.want_edges and m:
-                    src = (exp.parent_rows + base).astype(np.int64)
-                    if at_limit:
-                        cand_known = known[grp]
-                        edges = (src[cand_known], c[cand_known], exp.actions[cand_known])
-                    else:
-                        edges = (src, c, exp.actions)
-                    self.edge_src.append(edges[0])
-                    self.edge_dst_fp.append(edges[1])
-                    self.edge_act.append(edges[2])
+                base = level_start - self.front.n
+                depth = rules.depth
+                edges0 = self.edges.length if self.want_edges else 0
+                got = self.expander.expand(self.front, base, depth, at_limit, self.found,
+                                           self.edges if self.want_edges else None,
+                                           lambda cols, fps, refs, d=depth + 1: self.check_level(cols, fps, refs, d))
+                self.generated += got.generated
+                self.fired += got.fired
+                self.chunks += got.chunks
+                found = got.deadlocked
+                edges = (edges0, self.edges.length) if self.want_edges else None
                 if at_limit:
-                    timing["dedup"] += time.perf_counter() - t0
-                    rules.advance(int(newmask.any()), found, limit=True)
-                    self._record(mark, int(newmask.any()), found, limit=True, edges=edges)
+                    rules.advance(got.new, found, limit=True)
+                    self._record(mark, got.new, found, limit=True, edges=edges)
                     break
-                k = int(newmask.sum())
-                if k:
-                    key = exp.parent_rows.astype(_U64)
-                    key *= _U64(A)
-                    key += exp.actions.astype(_U64)
-                    best = np.full(len(u), np.iinfo(np.uint64).max, dtype=_U64)
-                    np.minimum.at(best, grp, key)
-                    kmin = best[newmask]
-                    new_fps = u[newmask]
-                    prow = (kmin // _U64(A)).astype(np.int64)
-                    pact = (kmin % _U64(A)).astype(np.int32)
-                    del key, best, kmin
-                del u, known, grp
-                timing["dedup"] += time.perf_counter() - t0
                 level = None
-                if k:
+                self.front.close()
+                if got.new:
                     t0 = time.perf_counter()
-                    new_cols, _, newP = kernel.successors_cols(self.cols, prow, pact, known_fps=new_fps)
-                    timing["materialise"] += time.perf_counter() - t0
-                    t0 = time.perf_counter()
-                    level = (new_fps, prow + base, pact)
+                    level = (got.fps, got.parents + base, got.actions)
                     store.add_level(*level)
-                    timing["store"] += time.perf_counter() - t0
-                    found = self.check_level(new_cols, new_fps, level_start, rules.depth + 1) or found
-                    self.cols, self.P, self.front_fps = new_cols, newP, new_fps
+                    self.timing["store"] += time.perf_counter() - t0
+                    found = got.violated or found
+                    self.front = got.states
+                    if self.masks is not None:
+                        self.masks.append(got.masks)
                 else:
-                    self.cols = np.zeros((kernel.width, 0), dtype=kernel.dtype)
-                    self.front_fps = np.zeros(0, dtype=_U64)
-                exp = None
-                self.n_front = k
-                rules.advance(k, found)
+                    self.front = LevelStates.empty(kernel)
+                self._graph_budget()
+                rules.advance(got.new, found)
                 safe = (store.count, len(rules.levels))
-                self._record(mark, k, found, level=level, edges=edges)
-                del level, edges
+                self._record(mark, got.new, found, level=level, states=(level_start, store.count), edges=edges)
+                del level, got
                 if not rules.finished:  # the last line is the outcome's
-                    self.progress.level(rules.levels, self.generated, store.spilled_bytes,
+                    self.progress.level(rules.levels, self.generated, self.spill.written,
                                         self.log.bytes if self.log is not None else None)
         except MemoryError:
             # out of memory mid-level: keep every level checked so far, report the search incomplete
-            self.cols = exp = None  # noqa: F841 - frees the frontier before the records are read
+            self.front.close()  # frees the frontier before the records are read
+            self.front = LevelStates.empty(kernel)
             count, n_levels = safe
             rules.out_of_memory(n_levels)
+            self.found.locate(n_levels, lambda fp: count)  # the unfinished level's states, offered by fingerprint
             self.found.keep(lambda ref: ref < count)
             self.want_edges = False
-            self.goal_parts = {k_: [] for k_ in self.goal_parts}
-            self.when_parts = {k_: [] for k_ in self.when_parts}
+            for c in (self.edges, self.masks):
+                if c is not None:
+                    c.clear()
             return count
         return store.count
 
     # -- the outcome --------------------------------------------------------------------------------
+    def _edge_targets(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges as (src, dst, action) state indices: each target fingerprint found among the stored
+        states (every target was stored); in blocks, into a file, when the edges were spilled."""
+        got = self.edges.arrays()
+        src, dfp, act = got["src"], got["dst"], got["act"]
+        o = np.argsort(fps)
+        sorted_fps = fps[o]
+        if not self.edges.spilled:
+            return src, o[group_index(sorted_fps, dfp)].astype(np.int64), act
+        index = directory(sorted_fps) if len(sorted_fps) > 1 else None
+        path = self.spill.new("edges-dst")
+        block = 1 << 24
+        for a in range(0, len(dfp), block):
+            self.spill.append(path, o[group_index(sorted_fps, dfp[a:a + block], index)].astype(np.int64))
+        return src, mapped(path, np.int64, len(dfp)), act
+
     def outcome(self, count: int, start: float, t_compile: float) -> SearchOutcome:
         store, kernel, rules = self.store, self.kernel, self.rules
-        self.progress.level(rules.levels, self.generated, store.spilled_bytes,
+        self.search_peak = peak_rss()
+        self.progress.level(rules.levels, self.generated, self.spill.written,
                             self.log.bytes if self.log is not None else None, force=True,
                             final="search complete" if rules.complete else f"search stopped: {rules.stop_reason}")
+        self.front.close()
         fps, parent, action = (a[:count] for a in store.records())
         n = len(fps)
         store_bytes = store.nbytes()
         peak_store = store.peak_bytes
         spills = store.spills
-        store.close()
         edges = None
         edge_bytes = 0
         if self.want_edges:
-            src = np.concatenate(self.edge_src) if self.edge_src else np.zeros(0, np.int64)
-            dfp = np.concatenate(self.edge_dst_fp) if self.edge_dst_fp else np.zeros(0, _U64)
-            act = np.concatenate(self.edge_act).astype(np.int32) if self.edge_act else np.zeros(0, np.int32)
-            o = np.argsort(fps)
-            dst = o[group_index(fps[o], dfp)].astype(np.int64)  # every target was stored
-            edges = (src, dst, act)
-            edge_bytes = src.nbytes + dst.nbytes + act.nbytes
+            edges = self._edge_targets(fps)
+            edge_bytes = sum(a.nbytes for a in edges)
+        masks = self.masks.arrays() if self.masks is not None else {}
+        spilled = self.spill.written
+        store.close()
+        self.spill.close()  # a file memory-mapped into the outcome stays readable until it is unmapped
         out = SearchOutcome(
-            fps=fps, parent=parent, action=action.astype(np.int32), level_sizes=rules.levels,
+            fps=fps, parent=parent, action=action.astype(np.int32, copy=False), level_sizes=rules.levels,
             generated=self.generated, fired=self.fired, violations=self.found.refs(VIOLATION),
             witnesses=self.found.refs(WITNESS), deadlock=self.found.deadlock(),
-            goal_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in self.goal_parts.items()},
-            when_masks={k_: (np.concatenate(v) if v else np.zeros(0, bool)) for k_, v in self.when_parts.items()},
+            goal_masks={k_: masks.get(f"goal:{k_}", np.zeros(0, bool)) for k_ in self.recov},
+            when_masks={k_: masks.get(f"when:{k_}", np.zeros(0, bool)) for k_ in self.recov},
             edges=edges, complete=rules.complete, stop_reason=rules.stop_reason,
             elapsed=time.perf_counter() - start, peak_memory=peak_rss(), engine="vector")
         out.store_bytes = int(store_bytes + edge_bytes)
@@ -338,6 +334,8 @@ class _Search:
             "vector_store_bytes_per_state": round(store_bytes / n, 1) if n else None,
             "vector_peak_store_bytes": int(peak_store), "vector_spills": spills,
             "vector_seconds": {k_: round(v, 3) for k_, v in timing.items()} | {"compile": round(t_compile, 3)},
+            "vector_chunks": self.chunks, "vector_spilled_bytes": int(spilled),
+            "vector_search_peak_bytes": int(self.search_peak),
         }
         if self.log is not None:
             out.extra |= {"vector_checkpoint_bytes": int(self.log.bytes), "vector_resumed_levels": self.resumed}
@@ -364,7 +362,9 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
             log.wait()  # every level is in the checkpoint before the outcome is reported
             s.timing["checkpoint"] += time.perf_counter() - t0
     except BaseException:
-        s.store.close()  # spilled files go with the failed run
+        s.front.close()
+        s.store.close()
+        s.spill.close()  # spilled files go with the failed run
         raise
     finally:
         if log is not None:

@@ -1,22 +1,26 @@
 """The vector engine's visited set: sorted uint64 fingerprint blocks, and per-state records.
 
 Membership: one in-memory sorted array (merged with each new level in O(n), no re-sort) plus any
-number of sorted blocks spilled to disk (memory-mapped, read by binary search with sorted
-queries). Records, in BFS order: fingerprint (8 bytes), parent index (int32, or int64 beyond
+number of sorted blocks spilled to disk. Records, in BFS order: fingerprint (8 bytes), parent index (int32, or int64 beyond
 2^31 states) and action id (int32): 16 bytes, plus 8 for the sorted copy, so 24 bytes per visited
 state. Nothing here holds Python objects per state.
 
 When a memory budget is set and the in-memory arrays exceed it, the sorted block is written to
-`workdir` and memory-mapped, and records are appended to files from then on, instead of failing.
+the spill directory and records are appended to files from then on, instead of failing. A spilled block is
+searched a section at a time (sequential reads, only the sections some query falls in, found by a
+fence of every section's first fingerprint kept in memory), so its pages are not part of the
+process's resident memory; more than four blocks are merged into one as a stream.
 """
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
+from .merge import Run, merge_runs
+from .spill import SpillDir, mapped, read_rows
+
 _U64 = np.uint64
+SECTION = 1 << 20  # fingerprints of a spilled block read at a time (8 MiB)
+MERGE_AT = 5  # spilled blocks merged into one when there are this many
 
 
 def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -40,13 +44,32 @@ def contains_sorted(block: np.ndarray, q: np.ndarray) -> np.ndarray:
     return block[i] == q
 
 
+class _Block:
+    """A sorted block of fingerprints in a file, and the first fingerprint of each of its sections."""
+
+    def __init__(self, path: str, n: int):
+        self.path, self.n = path, int(n)
+        self.fence = np.concatenate([read_rows(path, _U64, i, i + 1) for i in range(0, self.n, SECTION)]) \
+            if self.n else np.zeros(0, dtype=_U64)
+
+    def contains(self, q: np.ndarray) -> np.ndarray:
+        """Membership of the sorted queries q."""
+        hit = np.zeros(len(q), dtype=bool)
+        cut = np.append(np.searchsorted(q, self.fence, side="left"), len(q))
+        for i in np.flatnonzero(cut[1:] > cut[:-1]):
+            lo, hi = cut[i], cut[i + 1]
+            section = read_rows(self.path, _U64, i * SECTION, min((i + 1) * SECTION, self.n))
+            hit[lo:hi] = contains_sorted(section, q[lo:hi])
+        return hit
+
+
 class VisitedStore:
-    def __init__(self, budget: int | None = None, workdir: str | None = None):
+    def __init__(self, budget: int | None = None, workdir: str | None = None, spill: SpillDir | None = None):
         self.budget = budget
-        self.workdir = workdir
-        self._tmp = None
+        self._own = spill is None
+        self.dir = spill if spill is not None else SpillDir(workdir)
         self.mem = np.zeros(0, dtype=_U64)
-        self.disk: list[np.ndarray] = []  # memory-mapped sorted blocks
+        self.disk: list[_Block] = []  # spilled sorted blocks
         self.count = 0
         self._fps: list[np.ndarray] = []
         self._parent: list[np.ndarray] = []
@@ -60,9 +83,10 @@ class VisitedStore:
     def contains(self, q_sorted: np.ndarray) -> np.ndarray:
         hit = contains_sorted(self.mem, q_sorted)
         for blk in self.disk:
-            rest = ~hit
-            if rest.any():
-                hit[rest] = contains_sorted(blk, q_sorted[rest])
+            rest = np.flatnonzero(~hit)
+            if not len(rest):
+                break
+            hit[rest] = blk.contains(q_sorted[rest])
         return hit
 
     # -- records ------------------------------------------------------------------------------
@@ -76,10 +100,7 @@ class VisitedStore:
             self._parent = [p.astype(np.int64) for p in self._parent]
         rec = (np.asarray(fps_sorted, dtype=_U64), parent.astype(pdt), np.asarray(action, dtype=np.int32))
         if self._files is not None:
-            for f, arr, dt in zip(self._files, rec, (_U64, np.int64, np.int32)):
-                with open(f, "ab") as fh:
-                    fh.write(arr.astype(dt).tobytes())
-                self.spilled_bytes += arr.nbytes
+            self._write_records([rec[0]], [rec[1]], [rec[2]])
         else:
             self._fps.append(rec[0])
             self._parent.append(rec[1])
@@ -97,79 +118,54 @@ class VisitedStore:
         return self.memory_bytes() + self.spilled_bytes
 
     # -- spilling -----------------------------------------------------------------------------
-    def _dir(self) -> str:
-        if self.workdir:
-            os.makedirs(self.workdir, exist_ok=True)
-            return self.workdir
-        if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="txncheck-vector-")
-        return self._tmp.name
+    def _write_records(self, fps, parent, action) -> None:
+        for path, parts, dt in zip(self._files, (fps, parent, action), (_U64, np.int64, np.int32)):
+            for arr in parts:
+                self.dir.append(path, arr.astype(dt, copy=False))
+                self.spilled_bytes += arr.nbytes
 
     def spill(self) -> None:
-        """Write the in-memory sorted block (and the records) to disk and memory-map them."""
-        d = self._dir()
+        """Write the in-memory sorted block (and the records) to disk."""
         if len(self.mem):
-            path = os.path.join(d, f"visited-{os.getpid()}-{self.spills}.u64")
-            self.mem.tofile(path)
+            path = self.dir.new("visited")
+            self.dir.append(path, self.mem)
             self.spilled_bytes += self.mem.nbytes
-            self.disk.append(np.memmap(path, dtype=_U64, mode="r"))
+            self.disk.append(_Block(path, len(self.mem)))
             self.mem = np.zeros(0, dtype=_U64)
         if self._files is None:
-            self._files = tuple(os.path.join(d, f"records-{os.getpid()}-{k}.bin") for k in ("fps", "parent", "action"))
-            for f in self._files:
-                open(f, "wb").close()
-        for f, parts, dt in zip(self._files, (self._fps, self._parent, self._action), (_U64, np.int64, np.int32)):
-            with open(f, "ab") as fh:
-                for arr in parts:
-                    fh.write(arr.astype(dt).tobytes())
-                    self.spilled_bytes += arr.nbytes
+            self._files = tuple(self.dir.new(f"records-{k}") for k in ("fps", "parent", "action"))
+        self._write_records(self._fps, self._parent, self._action)
         self._fps, self._parent, self._action = [], [], []
         self.spills += 1
-        if len(self.disk) > 4:  # keep membership tests cheap: merge spilled blocks
-            merged = self.disk[0]
-            for blk in self.disk[1:]:
-                merged = merge_sorted(np.asarray(merged), np.asarray(blk))
-            path = os.path.join(d, f"visited-{os.getpid()}-m{self.spills}.u64")
-            merged.tofile(path)
-            old = self.disk
-            self.disk = [np.memmap(path, dtype=_U64, mode="r")]
-            for blk in old:
-                fn = blk.filename
-                del blk
-                try:
-                    os.unlink(fn)
-                except OSError:
-                    pass
+        if len(self.disk) >= MERGE_AT:  # keep membership tests cheap: merge spilled blocks
+            path = self.dir.new("visited")
+            runs = [Run(b.n, files={"fps": (b.path, np.dtype(_U64), 0)}) for b in self.disk]
+            n = 0
+            for block in merge_runs(runs, SECTION):
+                self.dir.append(path, block["fps"])
+                n += len(block["fps"])
+            for b in self.disk:
+                self.dir.remove(b.path)
+            self.disk = [_Block(path, n)]
 
     # -- results ------------------------------------------------------------------------------
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(fps uint64, parent int64, action int32) in BFS order."""
+        """(fps uint64, parent int64, action int32) in BFS order; memory-mapped once spilled."""
         if self._files is not None:
-            f = np.fromfile(self._files[0], dtype=_U64)
-            p = np.fromfile(self._files[1], dtype=np.int64)
-            a = np.fromfile(self._files[2], dtype=np.int32)
-            parts = (f, p, a)
-            tail = (self._fps, self._parent, self._action)
-            return tuple(np.concatenate([x] + [t.astype(x.dtype) for t in ts]) for x, ts in zip(parts, tail))
+            self._write_records(self._fps, self._parent, self._action)
+            self._fps, self._parent, self._action = [], [], []
+            return tuple(mapped(path, dt, self.count)
+                         for path, dt in zip(self._files, (_U64, np.int64, np.int32)))
         if not self._fps:
             return np.zeros(0, _U64), np.zeros(0, np.int64), np.zeros(0, np.int32)
         return (np.concatenate(self._fps), np.concatenate(self._parent).astype(np.int64),
                 np.concatenate(self._action))
 
     def close(self) -> None:
-        names = [blk.filename for blk in self.disk]
         self.disk = []
-        for f in names:
-            try:
-                os.unlink(f)
-            except OSError:
-                pass
-        if self._files is not None:
-            for f in self._files:
-                try:
-                    os.unlink(f)
-                except OSError:
-                    pass
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        if self._own:
+            self.dir.close()
+        else:
+            for path in self._files or ():
+                self.dir.remove(path)
+        self._files = None

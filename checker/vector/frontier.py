@@ -1,0 +1,190 @@
+"""One level's states, in fingerprint order, in memory or on disk: the frontier a level is expanded from,
+and the next level as it is built.
+
+In memory a level is the kernel's matrix (`cols`, one row per cell, w × n) with its fingerprints (and,
+with symmetry, its fingerprints under every permutation), exactly what the unbudgeted search keeps.
+A level expanded in chunks is the runs the chunks left (`merge.py`: disjoint, each sorted, rows
+row-major, in memory or, beyond the next level's share of the budget, in files), read back in
+fingerprint order by merging them, chunk by chunk, each chunk transposed into the kernel's layout.
+A level rebuilt from a checkpoint beyond its share is one file of rows in fingerprint order. Either
+way the files are written and read sequentially; fingerprints stay in memory (8 bytes a state).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from .kernel import VectorKernel
+from .merge import Run, merge_runs
+from .spill import SpillDir, read_rows
+
+_U64 = np.uint64
+
+
+class LevelStates:
+    def __init__(self, kernel: VectorKernel, fps: np.ndarray, cols: np.ndarray | None = None,
+                 P: np.ndarray | None = None, rows: np.ndarray | None = None, path: str | None = None,
+                 spill: SpillDir | None = None, runs: list[Run] | None = None, buffer: int = 1 << 16):
+        self.kernel = kernel
+        self.fps = fps
+        self.cols, self.P = cols, P  # in memory, the kernel's layout
+        self.rows = rows             # in memory, row-major
+        self.path, self.spill = path, spill  # on disk, row-major
+        self.runs, self.buffer = runs, buffer  # the runs of a chunked expansion; rows read ahead of each
+    @staticmethod
+    def empty(kernel: VectorKernel) -> "LevelStates":
+        P = np.zeros((kernel.G, 0) if kernel.symmetric else 0, dtype=_U64)
+        return LevelStates(kernel, np.zeros(0, dtype=_U64), cols=np.zeros((kernel.width, 0), dtype=kernel.dtype), P=P)
+
+    @staticmethod
+    def of(kernel: VectorKernel, cols: np.ndarray, fps: np.ndarray, P: np.ndarray, spill: SpillDir,
+           share: int | None) -> "LevelStates":
+        """A level materialised whole: kept as it is, or written to disk when it exceeds `share` bytes."""
+        level = LevelStates(kernel, fps, cols=cols, P=P)
+        if share is not None and level.nbytes() > share:
+            path = spill.new("level")
+            for a in range(0, len(fps), 1 << 16):
+                spill.append(path, cols[:, a:a + (1 << 16)].T)
+            return LevelStates(kernel, fps, path=path, spill=spill)
+        return level
+
+    @property
+    def n(self) -> int:
+        return len(self.fps)
+
+    @property
+    def on_disk(self) -> bool:
+        return self.path is not None or any(r.on_disk for r in self.runs or ())
+
+    def nbytes(self) -> int:
+        """Bytes in memory."""
+        return int(sum(a.nbytes for a in (self.fps, self.cols, self.P, self.rows) if a is not None)
+                   + sum(r.nbytes() for r in self.runs or ()))
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
+        if self.rows is not None:
+            return self.rows[start:stop]
+        return read_rows(self.path, self.kernel.dtype, start, stop, self.kernel.width)
+
+    def _merged_rows(self, size: int) -> Iterator[np.ndarray]:
+        """The runs' rows in fingerprint order, `size` at a time."""
+        held, count = [], 0
+        for block in merge_runs(self.runs, self.buffer, ("fps", "rows")):
+            held.append(block["rows"])
+            count += len(block["rows"])
+            while count >= size:
+                rows = np.concatenate(held) if len(held) > 1 else held[0]
+                yield rows[:size]
+                held, count = ([rows[size:]] if len(rows) > size else []), len(rows) - size
+        if count:
+            yield np.concatenate(held) if len(held) > 1 else held[0]
+
+    def _perm_fps(self, cols: np.ndarray, start: int, stop: int) -> np.ndarray:
+        if self.kernel.symmetric:
+            return self.kernel.perm_fps_cols(cols)  # the same function that gave them when the states were made
+        return self.fps[start:stop]
+
+    def chunks(self, size: int) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """(first row, states as the kernel's columns, their fingerprints under the group (or plain), their
+        canonical fingerprints) for each chunk of `size` states in order; the whole level at once when it is
+        in memory and fits one chunk."""
+        n = self.n
+        if self.cols is not None and size >= n:
+            yield 0, self.cols, self.P, self.fps
+            return
+        size = max(size, 1)
+        if self.runs is not None:
+            a = 0
+            for rows in self._merged_rows(size):
+                b = a + len(rows)
+                cols = np.ascontiguousarray(rows.T)
+                yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
+                a = b
+            return
+        for a in range(0, n, size):
+            b = min(a + size, n)
+            if self.cols is not None:
+                yield a, self.cols[:, a:b], self.P[..., a:b], self.fps[a:b]
+            else:
+                cols = np.ascontiguousarray(self._rows(a, b).T)
+                yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The states at the sorted distinct `rows`, as the kernel's columns."""
+        if self.cols is not None:
+            return self.cols[:, rows]
+        if self.runs is not None:  # not asked of a search's levels in practice: a pass over the runs
+            parts, a = [], 0
+            for rows_ in self._merged_rows(1 << 16):
+                b = a + len(rows_)
+                lo, hi = np.searchsorted(rows, [a, b])
+                parts.append(rows_[rows[lo:hi] - a])
+                a = b
+            return np.ascontiguousarray(np.concatenate(parts).T)
+        if self.rows is not None:
+            return np.ascontiguousarray(self.rows[rows].T)
+        mm = np.memmap(self.path, dtype=self.kernel.dtype, mode="r", shape=(self.n, self.kernel.width))
+        try:
+            return np.ascontiguousarray(mm[rows].T)
+        finally:
+            del mm  # unmapped at once: its pages leave the resident set
+
+    def close(self) -> None:
+        if self.path is not None:
+            self.spill.remove(self.path)
+        for r in self.runs or ():
+            r.remove(self.spill)
+        self.cols = self.P = self.rows = self.path = self.runs = None
+
+
+class LevelWriter:
+    """Builds a level from blocks of rows given in fingerprint order: in memory up to `share` bytes, then in
+    a file."""
+
+    def __init__(self, kernel: VectorKernel, spill: SpillDir, share: int | None):
+        self.kernel, self.spill, self.share = kernel, spill, share
+        self.blocks: list[np.ndarray] = []
+        self.fps: list[np.ndarray] = []
+        self.path = None
+        self.held = 0
+
+    def add(self, rows: np.ndarray, fps: np.ndarray) -> None:
+        self.fps.append(fps)
+        if self.path is not None:
+            self.spill.append(self.path, rows)
+            return
+        self.blocks.append(rows)
+        self.held += rows.nbytes + fps.nbytes
+        if self.share is not None and self.held > self.share:
+            self.path = self.spill.new("level")
+            for block in self.blocks:
+                self.spill.append(self.path, block)
+            self.blocks = []
+
+    def finish(self) -> LevelStates:
+        fps = np.concatenate(self.fps) if self.fps else np.zeros(0, dtype=_U64)
+        if self.path is not None:
+            return LevelStates(self.kernel, fps, path=self.path, spill=self.spill)
+        if not self.blocks:
+            return LevelStates.empty(self.kernel)
+        rows = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+        return LevelStates(self.kernel, fps, rows=rows)
+
+
+def rebuild(kernel: VectorKernel, prev: LevelStates, parents: np.ndarray, actions: np.ndarray, spill: SpillDir,
+            share: int | None, block: int) -> LevelStates:
+    """The level whose states are the successors of `prev`'s rows `parents` by `actions` (a checkpoint's
+    record), in that order; at once when `prev` is in memory and the level fits its share, else `block`
+    states at a time, each reading the parents it needs in row order."""
+    k = len(parents)
+    if prev.cols is not None and (share is None or k <= block):
+        cols, fps, P = kernel.successors_cols(prev.cols, parents, actions)
+        return LevelStates.of(kernel, cols, fps, P, spill, share)
+    writer = LevelWriter(kernel, spill, share)
+    for a in range(0, k, max(block, 1)):
+        rows = parents[a:a + block]
+        need = np.unique(rows)
+        cols, fps, _ = kernel.successors_cols(prev.take(need), np.searchsorted(need, rows), actions[a:a + block])
+        writer.add(np.ascontiguousarray(cols.T), fps)
+    return writer.finish()

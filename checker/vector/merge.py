@@ -1,0 +1,105 @@
+"""Runs sorted by fingerprint, and their merge in blocks of bounded size.
+
+A run is a sequence of entries sorted by their `fps` column (uint64, distinct within the run) with
+other columns beside it (1-D, or 2-D rows), held in memory or in files (one per column, rows row-major,
+so reading a run forward is one sequential read per column). The expansion of a level in chunks leaves
+one run per chunk (its new states: fingerprint, least key, materialised row); the visited store's
+spilled blocks are runs of fingerprints alone.
+
+`merge_runs` reads every run forward, a buffer of fingerprints at a time, and gives blocks in
+fingerprint order: each block holds, from every run, the entries up to the least "last fingerprint
+loaded" among the runs not loaded to their end. A run's entries beyond its buffer are greater than that
+bound, so equal fingerprints always meet in one block; among them the entry of the earliest run comes
+first (a stable sort of the runs concatenated in order), and only that one is kept.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from .spill import SpillDir, read_rows
+
+_U64 = np.uint64
+
+
+class Run:
+    def __init__(self, n: int, columns: dict[str, np.ndarray] | None = None,
+                 files: dict[str, tuple[str, np.dtype, int]] | None = None):
+        self.n = int(n)
+        self.columns = columns  # in memory: name -> array
+        self.files = files      # on disk: name -> (path, dtype, row width or 0)
+
+    @staticmethod
+    def write(spill: SpillDir, stem: str, columns: dict[str, np.ndarray]) -> "Run":
+        """A run whose columns are written to files of their own."""
+        files = {}
+        n = len(columns["fps"])
+        for i, (name, arr) in enumerate(columns.items()):
+            path = spill.new(f"{stem}-{i}")
+            spill.append(path, arr)
+            files[name] = (path, arr.dtype, arr.shape[1] if arr.ndim == 2 else 0)
+        return Run(n, files=files)
+
+    @property
+    def on_disk(self) -> bool:
+        return self.files is not None
+
+    def names(self) -> list[str]:
+        return list(self.columns if self.columns is not None else self.files)
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        if self.columns is not None:
+            return self.columns[name][start:stop]
+        path, dtype, width = self.files[name]
+        return read_rows(path, dtype, start, stop, width)
+
+    def nbytes(self) -> int:
+        return 0 if self.columns is None else int(sum(a.nbytes for a in self.columns.values()))
+
+    def remove(self, spill: SpillDir) -> None:
+        if self.files is not None:
+            for path, _, _ in self.files.values():
+                spill.remove(path)
+        self.columns = self.files = None
+
+
+def merge_runs(runs: Sequence[Run], buffer: int, names: Sequence[str] | None = None) -> Iterator[dict[str, np.ndarray]]:
+    """The runs' entries in ascending fingerprint order, one entry per fingerprint (the earliest run's), in
+    blocks; the columns `names` (default: all). `buffer`: fingerprints read ahead from each run."""
+    if names is None:
+        names = [k for k in (runs[0].columns or runs[0].files)] if runs else []
+    names = ["fps"] + [k for k in names if k != "fps"]
+    pos = [0] * len(runs)
+    ahead = [max(int(buffer), 1)] * len(runs)
+    while True:
+        live = [i for i, r in enumerate(runs) if pos[i] < r.n]
+        if not live:
+            return
+        heads = {i: runs[i].read("fps", pos[i], min(pos[i] + ahead[i], runs[i].n)) for i in live}
+        tails = [heads[i][-1] for i in live if pos[i] + len(heads[i]) < runs[i].n]
+        bound = min(tails) if tails else None
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
+        for i in live:
+            head = heads[i]
+            take = len(head) if bound is None else int(np.searchsorted(head, bound, side="right"))
+            if not take:
+                continue
+            for k in names:
+                parts[k].append(head[:take] if k == "fps" else runs[i].read(k, pos[i], pos[i] + take))
+            pos[i] += take
+        fps = np.concatenate(parts["fps"])
+        if len(parts["fps"]) == 1:  # one run: already sorted and distinct
+            yield {k: parts[k][0] for k in names}
+            continue
+        order = np.argsort(fps, kind="stable")
+        fps = fps[order]
+        first = np.empty(len(fps), dtype=bool)
+        first[:1] = True
+        np.not_equal(fps[1:], fps[:-1], out=first[1:])
+        keep = order[first]
+        block = {"fps": fps[first]}
+        for k in names:
+            if k != "fps":
+                block[k] = np.concatenate(parts[k])[keep]
+        yield block

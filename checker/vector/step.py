@@ -1,0 +1,284 @@
+"""One expansion of a level by the vector engine, a chunk of frontier states at a time.
+
+Per chunk: the kernel lists its successor candidates; they are sorted, each distinct fingerprint keeps
+the least key (parent row · A + action), and those the visited store holds are dropped, as are those an
+earlier chunk of the level found: chunks cover increasing frontier rows, so the earlier chunk's key is
+the lesser. The rest are new states of the level, each found by its least key. They are materialised
+from the chunk's own states, property-checked (offered to `Findings` by fingerprint, located once the
+level's order is known) and kept as a run (`merge.py`): fingerprint, key, state row, property masks.
+Merging the runs' fingerprints, keys and masks gives the level (fingerprints, parent rows, actions)
+the unchunked search builds; the runs themselves are the next frontier, merged again as it is read. A
+frontier that fits one chunk is expanded whole, with no run and no merge: the search without a budget.
+
+Chunks are sized from the budget's `chunk` share and the most successor candidates per state seen so far,
+in whole kernel chunks (`kernel.chunk`), whose order the kernel's candidate lists follow. Edges are given
+in the unchunked search's order (kernel chunk of the frontier, then action, then row), re-sorted only when
+a chunk does not start and end on a kernel chunk's bounds (a size forced for tests).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..levels import DEADLOCK, Findings
+from ..lookup import group_index
+from ..resources import BudgetSplit
+from .frontier import LevelStates
+from .kernel import VectorKernel
+from .merge import Run, merge_runs
+from .spill import Columns, SpillDir
+from .store import VisitedStore, contains_sorted, merge_sorted
+
+_U64 = np.uint64
+CANDIDATE_BYTES = 80  # per successor candidate while a chunk is expanded and deduplicated (arrays and sort)
+MIN_CHUNK = 4096      # frontier states: below this, numpy's per-call costs outweigh the memory saved
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """What one expansion found. At the depth limit `new` is 1 if some successor is not visited (none is
+    stored) and the level fields are None."""
+
+    generated: int
+    fired: np.ndarray
+    deadlocked: bool  # a deadlock among the frontier, the first chosen
+    violated: bool    # an always property violated for the first time among the new states
+    new: int
+    fps: np.ndarray | None = None      # the next level, ascending,
+    parents: np.ndarray | None = None  # each state's parent row in the frontier,
+    actions: np.ndarray | None = None  # and the action from it,
+    states: LevelStates | None = None  # the states themselves,
+    masks: dict | None = None          # and the property masks `check` gave, in the level's order
+    chunks: int = 0
+
+
+class _EdgeOrder:
+    """Appends a level's edges (src index, dst fingerprint, action) in the unchunked search's order."""
+
+    def __init__(self, out: Columns, n: int, base: int, window: int):
+        self.out, self.n, self.base, self.window = out, n, base, window
+        self.pending: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (first row, rows, dst, act)
+
+    def add(self, a: int, b: int, rows: np.ndarray, dst: np.ndarray, act: np.ndarray) -> None:
+        """The edges of the chunk of frontier rows [a, b), in the kernel's order for that chunk."""
+        w = self.window
+        if not self.pending and a % w == 0 and (b % w == 0 or b == self.n):
+            self._emit(rows, dst, act)
+            return
+        self.pending.append((a, rows, dst, act))
+        self._flush(self.n if b == self.n else b - b % w)
+
+    def finish(self) -> None:
+        self._flush(self.n)
+
+    def _flush(self, upto: int) -> None:
+        """Emit the pending edges from rows below `upto`, whose kernel chunks are complete."""
+        if not self.pending or self.pending[0][0] >= upto:
+            return
+        rows, dst, act = (np.concatenate(x) for x in list(zip(*self.pending))[1:])
+        done = rows < upto
+        r, d, c = rows[done], dst[done], act[done]
+        order = np.lexsort((r, c, r // self.window))
+        self._emit(r[order], d[order], c[order])
+        self.pending = [] if done.all() else [(upto, rows[~done], dst[~done], act[~done])]
+
+    def _emit(self, rows, dst, act) -> None:
+        self.out.append({"src": rows + self.base, "dst": dst, "act": act})
+
+
+class _Runs:
+    """The runs of one expansion: in memory up to `share` bytes, then each written to files of its own."""
+
+    def __init__(self, spill: SpillDir, share: int | None):
+        self.spill, self.share = spill, share
+        self.runs: list[Run] = []
+        self.held = 0
+
+    def add(self, columns: dict[str, np.ndarray]) -> None:
+        size = sum(a.nbytes for a in columns.values())
+        if self.share is not None and self.held + size > self.share:
+            self.runs.append(Run.write(self.spill, "run", columns))
+        else:
+            self.runs.append(Run(len(columns["fps"]), columns=columns))
+            self.held += size
+
+    def close(self) -> None:
+        for r in self.runs:
+            r.remove(self.spill)
+        self.runs = []
+
+
+Check = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[bool, dict]]
+
+
+class LevelExpander:
+    def __init__(self, kernel: VectorKernel, store: VisitedStore, spill: SpillDir, split: BudgetSplit | None,
+                 chunk_states: int | None, check_deadlock: bool, timing: dict):
+        self.kernel, self.store, self.spill, self.split = kernel, store, spill, split
+        self.chunk_states = chunk_states
+        self.check_deadlock = check_deadlock
+        self.timing = timing
+        self.ratio = 8.0  # successor candidates per frontier state, the most seen (sizes the chunks)
+        self.row_bytes = kernel.width * kernel.dtype.itemsize
+
+    def chunk_size(self, n: int) -> int:
+        """Frontier states per chunk: forced, or the whole frontier without a budget, or what the budget's
+        chunk share holds."""
+        if self.chunk_states:
+            return int(self.chunk_states)
+        if self.split is None:
+            return max(n, 1)
+        k = self.kernel
+        per_state = 2 * self.row_bytes + 8 + (8 * k.G if k.symmetric else 0) + int(self.ratio * CANDIDATE_BYTES)
+        size = max(MIN_CHUNK, self.split.chunk // per_state)
+        return size - size % k.chunk if size >= k.chunk else size
+
+    def _buffer(self, share: int | None, runs: int, entry: int) -> int:
+        """Entries read ahead from each of `runs` runs so that together they hold about half of `share`."""
+        if share is None:
+            return 1 << 20
+        return max(MIN_CHUNK, share // (2 * max(runs, 1) * entry))
+
+    def expand(self, front: LevelStates, base: int, depth: int, at_limit: bool, found: Findings,
+               edges: Columns | None, check: Check) -> Expanded:
+        """Expand `front` (level `depth`, its first state at store index `base`): deadlocks offered to
+        `found`, edges appended to `edges` (if kept), and `check(cols, fps, refs)` called on the new states
+        (`refs`: their store indices, or their fingerprints where those are not known yet), giving whether
+        an always property was violated for the first time and the states' property masks."""
+        kernel, store, timing = self.kernel, self.store, self.timing
+        n = front.n
+        size = self.chunk_size(n)
+        single = size >= n
+        A = _U64(max(kernel.n_actions, 1))
+        fired = np.zeros(kernel.n_actions, dtype=np.int64)
+        generated, chunks, deadlocked, any_new, violated = 0, 0, False, False, False
+        order = _EdgeOrder(edges, n, base, kernel.chunk) if edges is not None else None
+        share = self.split.next_level if self.split else None
+        runs = None if single else _Runs(self.spill, share)
+        seen = np.zeros(0, dtype=_U64)  # this level's new states so far (chunked)
+        whole = None
+        try:
+            for a, cols, P, fps in front.chunks(size):
+                b = a + cols.shape[1]
+                chunks += 1
+                t0 = time.perf_counter()
+                exp = kernel.expand_cols(cols, P, need_has=self.check_deadlock)
+                timing["expand"] += time.perf_counter() - t0
+                generated += exp.generated
+                fired += exp.fired
+                self.ratio = max(self.ratio, exp.generated / max(cols.shape[1], 1))
+                if self.check_deadlock:
+                    dead = np.flatnonzero(~exp.has_successor)
+                    if len(dead):
+                        dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
+                        deadlocked = found.offer_least(DEADLOCK, "", depth, fps[dead], base + a + dead) or deadlocked
+
+                t0 = time.perf_counter()
+                c = exp.fps
+                m = len(c)
+                if m:
+                    s = np.sort(c)
+                    flag = np.empty(m, dtype=bool)
+                    flag[0] = True
+                    np.not_equal(s[1:], s[:-1], out=flag[1:])
+                    u = s[flag]
+                    del s, flag
+                    known = store.contains(u)
+                    grp = group_index(u, c)
+                else:
+                    u = np.zeros(0, dtype=_U64)
+                    grp = np.zeros(0, dtype=np.int64)
+                    known = np.zeros(0, dtype=bool)
+                newmask = ~known
+                if order is not None and m:
+                    src = exp.parent_rows + a if a else exp.parent_rows
+                    if at_limit:
+                        to_known = known[grp]
+                        order.add(a, b, src[to_known], c[to_known], exp.actions[to_known])
+                    else:
+                        order.add(a, b, src, c, exp.actions)
+                if at_limit:
+                    any_new = any_new or bool(newmask.any())
+                    timing["dedup"] += time.perf_counter() - t0
+                    continue
+                k = int(newmask.sum())
+                if k:
+                    key = exp.parent_rows.astype(_U64)
+                    if a:
+                        key += _U64(a)
+                    key *= A
+                    key += exp.actions.astype(_U64)
+                    best = np.full(len(u), np.iinfo(np.uint64).max, dtype=_U64)
+                    np.minimum.at(best, grp, key)
+                    kmin = best[newmask]
+                    new_fps = u[newmask]
+                    del key, best
+                    if len(seen):  # found by an earlier chunk, from a lesser key
+                        fresh = ~contains_sorted(seen, new_fps)
+                        new_fps, kmin = new_fps[fresh], kmin[fresh]
+                        k = len(new_fps)
+                del u, known, grp, exp
+                timing["dedup"] += time.perf_counter() - t0
+                if not k:
+                    continue
+                t0 = time.perf_counter()
+                prow = (kmin // A).astype(np.int64)
+                pact = (kmin % A).astype(np.int32)
+                new_cols, _, newP = kernel.successors_cols(cols, prow - a if a else prow, pact, known_fps=new_fps)
+                timing["materialise"] += time.perf_counter() - t0
+                if single:
+                    whole = (new_fps, prow, pact, new_cols, newP)
+                    continue
+                got, masks = check(new_cols, new_fps, new_fps)
+                violated = got or violated
+                t0 = time.perf_counter()
+                runs.add({"fps": new_fps, "key": kmin, "rows": np.ascontiguousarray(new_cols.T),
+                          **{f"mask:{name}": v for name, v in masks.items()}})
+                seen = merge_sorted(seen, new_fps)
+                del new_cols, newP
+                timing["merge"] += time.perf_counter() - t0
+            if order is not None:
+                order.finish()
+            if at_limit:
+                return Expanded(generated, fired, deadlocked, False, int(any_new), chunks=chunks)
+            if single:
+                if whole is None:
+                    return Expanded(generated, fired, deadlocked, False, 0, chunks=chunks)
+                new_fps, prow, pact, new_cols, newP = whole
+                whole = None
+                violated, masks = check(new_cols, new_fps, base + n + np.arange(len(new_fps)))
+                states = LevelStates.of(kernel, new_cols, new_fps, newP, self.spill, share)
+                return Expanded(generated, fired, deadlocked, violated, len(new_fps), new_fps, prow, pact, states,
+                                masks, chunks)
+            if not len(seen):
+                return Expanded(generated, fired, deadlocked, False, 0, chunks=chunks)
+            got = self._level(runs, found, depth + 1, base + n)
+            runs = None  # the runs are the next level's now
+            return Expanded(generated, fired, deadlocked, violated, len(got[0]), *got, chunks=chunks)
+        finally:
+            if runs is not None:
+                runs.close()
+
+    def _level(self, runs: _Runs, found: Findings, level: int, start: int):
+        """The level from its runs: (fingerprints, parent rows, actions, states, masks) in fingerprint
+        order; what `found` chose among it named by store index (`start` + its row)."""
+        t0 = time.perf_counter()
+        A = _U64(max(self.kernel.n_actions, 1))
+        masks = [k for k in runs.runs[0].names() if k.startswith("mask:")]
+        parts: dict[str, list] = {k: [] for k in ["fps", "key"] + masks}
+        for block in merge_runs(runs.runs, self._buffer(None, len(runs.runs), 0), ["fps", "key"] + masks):
+            for k, v in block.items():
+                parts[k].append(v)
+        fps = np.concatenate(parts["fps"])
+        key = np.concatenate(parts["key"])
+        found.locate(level, lambda fp: start + int(np.searchsorted(fps, _U64(fp))))
+        entry = 8 + self.row_bytes
+        share = self.split.frontier if self.split else None
+        states = LevelStates(self.kernel, fps, spill=self.spill, runs=runs.runs,
+                             buffer=self._buffer(share, len(runs.runs), entry))
+        self.timing["merge"] += time.perf_counter() - t0
+        return (fps, (key // A).astype(np.int64), (key % A).astype(np.int32), states,
+                {k.removeprefix("mask:"): np.concatenate(parts[k]) for k in masks})
