@@ -18,7 +18,8 @@ EXIT_CODES = """exit codes:
   1    a property was violated (or a deadlock, or a table finding, or a replayed violation confirmed);
        gate: an entry did not show what its gate file says it must
   2    bad input: command line, spec, config, --out or trace file (one message names the fix);
-       also a replay that does not confirm its trace
+       also a replay that does not confirm its trace, and a disk that cannot take the run's files
+       (spill files, --checkpoint, --out: full, over quota, past `ulimit -f`, read-only); no result is written
   3    incomplete: cut by a bound with --require-complete, or out of memory (--max-memory);
        bmc: a counterexample to induction, or z3 answered unknown
   4    internal error (a bug in txncheck: rerun with TXNCHECK_DEBUG=1 and report it)

@@ -117,9 +117,15 @@ class RunOutput:
 
     def write_text(self, rel: str, text: str) -> None:
         p = self.path(rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w", encoding="utf-8") as f:  # created with the user's umask
-            f.write(text)
+        try:
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w", encoding="utf-8") as f:  # created with the user's umask
+                f.write(text)
+        except OSError as err:  # a full disk: the staged run is discarded, `out` keeps the previous one
+            size = len(text.encode("utf-8"))
+            raise OutputError(f"cannot write {rel} of the run ({err.strerror or err}; {size:,} bytes) into {p}; "
+                              f"make room beside {self.out} or give an --out with room; the previous "
+                              f"run there was left as it was") from None
 
     def write_json(self, rel: str, data: object) -> None:
         self.write_text(rel, json.dumps(data, indent=1) + "\n")

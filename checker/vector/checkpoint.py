@@ -20,6 +20,7 @@ fingerprints against the stored ones, which also proves the model is the one tha
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -191,8 +192,9 @@ class LevelLog:
                 self.records.pop()
                 raise
         except OSError as err:
+            fix = "raise the file-size limit (`ulimit -f`)" if err.errno == errno.EFBIG else "make room there"
             raise CheckpointError(f"--checkpoint {self.directory}: cannot write level {index} ({err.strerror}; the "
-                                  f"level takes {need / 2**20:,.1f} MiB); make room there and continue with "
+                                  f"level takes {need / 2**20:,.1f} MiB); {fix} and continue with "
                                   f"--resume {self.directory}") from None
         self.bytes += offset
 

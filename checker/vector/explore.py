@@ -361,15 +361,15 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
             t0 = time.perf_counter()
             log.wait()  # every level is in the checkpoint before the outcome is reported
             s.timing["checkpoint"] += time.perf_counter() - t0
+        return s.outcome(count, start, t_compile)  # closes the spill directory itself
     except BaseException:
         s.front.close()
         s.store.close()
-        s.spill.close()  # spilled files go with the failed run
+        s.spill.close()  # spilled files go with the failed run (a full disk, a signal, an error)
         raise
     finally:
         if log is not None:
             log.close()
-    return s.outcome(count, start, t_compile)
 
 
 def checkpoint_header(request, model: GroundModel, options: ExploreOptions) -> dict:

@@ -6,16 +6,44 @@ named when closed, so a search that fails or finishes leaves nothing behind; it 
 (the graph's edges, the property masks judged on it): in memory until `spill`, then one file per column,
 appended to sequentially and read back memory-mapped.
 
+A file that cannot be written (a full disk, a quota, a file-size limit, a directory the process may not
+write) raises `SpillError`, one message naming the file, what was being written and how much: the CLI
+reports it as bad input (exit 2) with no result, and the files written before it go as on any failure.
+Files are named after the process (`STEM-PID-N.bin`) and created empty, so a run never reads what another
+wrote; in a workdir given explicitly, the files of processes that no longer exist (a SIGKILLed run) are
+removed when the first file is created.
+
 Files are read with `np.fromfile` at an offset (a sequential read into an array the caller owns), not
 through long-lived memory maps: pages of a map count as the process's resident memory for as long as it
 is mapped, which is what a budget must bound.
 """
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 
 import numpy as np
+
+from txncheck.spec.errors import TxncheckError
+
+from ..processes import alive
+
+# what each file stem holds, for the message when it cannot be written
+_HOLDS = (("edges-dst", "the edges' target states"), ("edges", "the state graph's edges"),
+          ("masks", "the property masks"), ("records", "the visited states' records"),
+          ("visited", "the visited set"), ("level", "a level's states"), ("run", "a chunk's new states"))
+_OURS = re.compile(r"^[a-z][a-z0-9-]*-(\d+)-\d+\.bin$")  # STEM-PID-N.bin
+
+
+class SpillError(TxncheckError):
+    """A spill file that cannot be written (exit 2): the message names the file, what it holds, the size
+    being written and the fix."""
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
 
 
 class SpillDir:
@@ -25,10 +53,14 @@ class SpillDir:
         self._count = 0
         self.files: set[str] = set()
         self.written = 0  # bytes written, over the search
+        self._ready = False
 
     def directory(self) -> str:
         if self.workdir:
             os.makedirs(self.workdir, exist_ok=True)
+            if not self._ready:
+                remove_stale(self.workdir)
+                self._ready = True
             return self.workdir
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="txncheck-vector-")
@@ -37,15 +69,46 @@ class SpillDir:
     def new(self, stem: str) -> str:
         """The path of a new, empty file."""
         self._count += 1
-        path = os.path.join(self.directory(), f"{stem}-{os.getpid()}-{self._count}.bin")
-        open(path, "wb").close()
+        name = f"{stem}-{os.getpid()}-{self._count}.bin"
+        path = os.path.join(self.workdir or tempfile.gettempdir(), name)  # named in a message if not created
+        try:
+            path = os.path.join(self.directory(), name)
+            open(path, "wb").close()
+        except OSError as err:
+            raise self._error(err, path, 0) from None
         self.files.add(path)
         return path
 
     def append(self, path: str, arr: np.ndarray) -> None:
-        with open(path, "ab") as f:
-            np.ascontiguousarray(arr).tofile(f)
+        try:
+            with open(path, "ab") as f:  # not ndarray.tofile, whose short write carries no errno
+                f.write(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+        except OSError as err:
+            raise self._error(err, path, int(arr.nbytes)) from None
         self.written += int(arr.nbytes)
+
+    def _error(self, err: OSError, path: str, size: int) -> SpillError:
+        """One message: the file, what it holds, the size being written, the room left, and the fix."""
+        name = os.path.basename(path)
+        holds = next((what for stem, what in _HOLDS if name.startswith(stem + "-")), "the search's data")
+        code = err.errno
+        why = err.strerror or str(err)
+        try:
+            st = os.statvfs(os.path.dirname(path))
+            free = f", {_mib(st.f_bavail * st.f_frsize)} free there"
+        except OSError:
+            free = ""
+        room = code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        fix = {errno.ENOSPC: "make room on that filesystem",
+               errno.EDQUOT: "free some of your disk quota there",
+               errno.EFBIG: "raise the file-size limit (`ulimit -f`)"}.get(code, "make that directory writable")
+        place = "a filesystem with room" if room else "a directory you can write to"
+        where = (f"give --out on {place} (the spill files are written beside it)" if self.workdir
+                 else f"set TMPDIR to {place}")
+        doing = f"writing {_mib(size)} of {holds} to {path}" if size else f"creating {path} for {holds}"
+        fixes = [fix, where] + (["give a larger --memory-budget so that less is spilled"] if room else [])
+        return SpillError(f"the search cannot spill to disk: {doing} failed ({why}); the run had spilled "
+                          f"{_mib(self.written)} before it{free}; {', '.join(fixes[:-1])} or {fixes[-1]}")
 
     def remove(self, path: str) -> None:
         self.files.discard(path)
@@ -60,6 +123,21 @@ class SpillDir:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def remove_stale(workdir: str) -> None:
+    """Remove spill files of processes that no longer exist (a SIGKILLed run); never another live run's."""
+    try:
+        names = os.listdir(workdir)
+    except OSError:
+        return
+    for name in names:
+        m = _OURS.match(name)
+        if m and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
+            try:
+                os.unlink(os.path.join(workdir, name))
+            except OSError:
+                pass
 
 
 def read_rows(path: str, dtype, start: int, stop: int, width: int = 0) -> np.ndarray:
