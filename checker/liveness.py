@@ -27,6 +27,7 @@ from txncheck.spec.fairness import ground_groups
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import EVENTUALLY
 
+from .lookup import contains_sorted, distinct, group_starts
 from .outcome import SearchOutcome
 from .paths import InitialStates
 from .recoverable import ReverseGraph, concat_ranges, first_chosen, index_dtype
@@ -96,27 +97,13 @@ class _Graph:
         e_idx, e_grp = groups.of_actions(self.act)
         self.edge_group_edge, self.edge_group = e_idx, e_grp
         # a state enables a group where some action of it moves the state
-        self.enabled = _distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
+        self.enabled = distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
 
     def enabled_at(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(state, group) pairs enabled among `states` (a boolean mask over the states), sorted by state."""
         st, g = np.divmod(self.enabled, self.G)
         keep = states[st]
         return st[keep], g[keep]
-
-
-def _distinct(keys: np.ndarray) -> np.ndarray:
-    """The sorted distinct values (by sorting: much faster than numpy's hashing unique on large key arrays)."""
-    keys = np.sort(keys)
-    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-
-
-def _sorted_in(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """`np.isin(keys, sorted_set)` for a sorted, distinct `sorted_set`, by binary search."""
-    if len(sorted_set) == 0:
-        return np.zeros(len(keys), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, keys), len(sorted_set) - 1)
-    return sorted_set[at] == keys
 
 
 def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -143,12 +130,12 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
         size = np.bincount(lab[nodes], minlength=n)
         internal = inside & (lab[gr.src] == lab[gr.dst])  # edges inside one component
         sel = internal[gr.edge_group_edge]
-        taken = _distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])  # lab: int64
+        taken = distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])  # lab: int64
         est, eg = gr.enabled_at(M)
         keys = np.sort(lab[est] * G + eg)
-        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
+        first = np.flatnonzero(group_starts(keys))
         ekeys, ecount = keys[first], np.diff(np.r_[first, len(keys)])
-        not_taken = ~_sorted_in(ekeys, taken)
+        not_taken = ~contains_sorted(taken, ekeys)
         klab, kg = np.divmod(ekeys, G)
         strong = gr.groups.strong[kg] if gr.groups.count else np.zeros(len(kg), dtype=bool)
         weak_bad = not_taken & ~strong & (ecount == size[klab])
@@ -167,7 +154,7 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
         M = np.zeros(n, dtype=bool)
         M[nodes[refine[lab[nodes]]]] = True
         if len(bad_keys):
-            M[est[_sorted_in(lab[est] * G + eg, bad_keys)]] = False
+            M[est[contains_sorted(bad_keys, lab[est] * G + eg)]] = False
     return fair, comp
 
 
@@ -269,7 +256,7 @@ class _Forward:
             if len(idx) == 0:
                 break
             idx = idx[np.lexsort((act[idx], fps[src[idx]], dst[idx]))]
-            idx = idx[np.r_[True, dst[idx][1:] != dst[idx][:-1]]]
+            idx = idx[group_starts(dst[idx])]
             via[dst[idx]] = idx
             seen[dst[idx]] = True
             frontier = dst[idx]

@@ -1,4 +1,6 @@
-"""Bulk lookups of fingerprints in a sorted fingerprint array, by a bucket directory.
+"""Bulk lookups of fingerprints in a sorted fingerprint array, by a bucket directory; and the group-by of a
+level's deduplication: the distinct fingerprints of its candidates, each candidate's group, and the least
+key (parent row · A + action, the outcome rule's order) of each group, as every engine computes it.
 
 Fingerprints are uniform 64-bit values, so a directory of 2^B buckets over the top bits (about two
 buckets per element) finds most values at the first probe; the few others walk forward a step or
@@ -23,6 +25,42 @@ def directory(u: np.ndarray) -> tuple[np.ndarray, np.uint64]:
     return D, shift
 
 
+def group_starts(s: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of the sorted array `s` starts: `s[group_starts(s)]` is its distinct values."""
+    first = np.empty(len(s), dtype=bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    return first
+
+
+def distinct(c: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of `c` (by sorting: much faster than numpy's hashing unique on large arrays)."""
+    s = np.sort(c)
+    return s[group_starts(s)]
+
+
+def edge_keys(rows: np.ndarray, actions: np.ndarray, A: np.uint64, offset: int = 0) -> np.ndarray:
+    """The key (parent row + offset) · A + action of each candidate: ordered as (parent row, action)."""
+    key = rows.astype(_U64)
+    if offset:
+        key += _U64(offset)
+    key *= A
+    key += actions.astype(_U64)
+    return key
+
+
+def least_per_group(grp: np.ndarray, groups: int, key: np.ndarray) -> np.ndarray:
+    """The least `key` of each of `groups` groups (`grp`: each key's group)."""
+    best = np.full(groups, np.iinfo(np.uint64).max, dtype=_U64)
+    np.minimum.at(best, grp, key)
+    return best
+
+
+def split_key(key: np.ndarray, A: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """(parent row int64, action int32) of `edge_keys`' keys."""
+    return (key // A).astype(np.int64), (key % A).astype(np.int32)
+
+
 def group_index(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64] | None = None) -> np.ndarray:
     """For each value of `c`, its index in the sorted unique array `u`; every value of c must be in
     u (the group-by of a deduplication: u = unique(c)). `index`: u's `directory`, if the caller has it."""
@@ -35,6 +73,15 @@ def group_index(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64
         pos[act] += 1
         act = act[u[pos[act]] != c[act]]
     return pos
+
+
+def contains_sorted(block: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Membership of each query of `q` in the sorted array `block`, by binary search."""
+    if len(block) == 0 or len(q) == 0:
+        return np.zeros(len(q), dtype=bool)
+    i = np.searchsorted(block, q)
+    i[i == len(block)] = len(block) - 1
+    return block[i] == q
 
 
 def find_sorted(u: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

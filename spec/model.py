@@ -5,6 +5,7 @@ sets its switches; a variant is a named, documented edit of it with the property
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -15,6 +16,7 @@ from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
 from .sequence import At, Channel, Lane, Receive
 
 TAGS = ("crash", "zombie", "timeout", "network", "admin", "client", "env")
+_ROW_ID = re.compile(r"^(.*\D|)(\d+)(\D*)$")  # stem, number, suffix of a row id
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +202,9 @@ class ReplaceUpdate:
 
 @dataclass(frozen=True)
 class AddRow:
+    """Add a row to the table of `table` (an actor) at its id's place: tables list their rows in id order,
+    the order of their ground actions (see `_in_id_order`)."""
+
     table: str
     row: Row
 
@@ -403,7 +408,7 @@ class Spec:
                     raise SpecError(f"AddRow names table {edit.table}, which the spec does not have; its tables are "
                                     f"{', '.join(actors)}", variant=name)
                 idx = actors.index(edit.table)
-                tables[idx] = replace(tables[idx], rows=tables[idx].rows + (edit.row,))
+                tables[idx] = replace(tables[idx], rows=_in_id_order(tables[idx].rows, edit.row))
                 continue
             found = False
             for ti, t in enumerate(tables):
@@ -419,6 +424,29 @@ class Spec:
                                 "tables` lists the rows)", variant=name)
         return replace(self, tables=tuple(tables), params=tuple(params), variant=name,
                        forced=tuple(sorted(forced.items())), fairness=fairness)
+
+
+def _id_number(rid: str) -> tuple[str, int, str] | None:
+    """A row id's stem, number and suffix ("TC-32" -> ("TC-", 32, ""), "LD-02b" -> ("LD-", 2, "b")); None for
+    an id with no number."""
+    m = _ROW_ID.match(rid)
+    return None if m is None else (m.group(1), int(m.group(2)), m.group(3))
+
+
+def _in_id_order(rows: tuple[Row, ...], row: Row) -> tuple[Row, ...]:
+    """`rows` with `row` at its id's place: before the first row of its stem that sorts after it, else after
+    the last row of its stem, else (a new stem, or an id with no number) at the end. A row that replaces a
+    dropped one takes its place, so the search meets the table's actions in the same order."""
+    key = _id_number(row.id)
+    at = len(rows)
+    if key is not None:
+        same = [(n, k[1:]) for n, k in ((n, _id_number(r.id)) for n, r in enumerate(rows)) if k and k[0] == key[0]]
+        later = [n for n, rest in same if rest > key[1:]]
+        if later:
+            at = later[0]
+        elif same:
+            at = same[-1][0] + 1
+    return rows[:at] + (row,) + rows[at:]
 
 
 def _apply_edit(r: Row, edit, vname: str) -> Row | None:

@@ -149,6 +149,14 @@ def test_a_failing_gate_exits_1_with_failures_annotations_and_sarif(tmp_path):
     assert flow[2]["location"]["physicalLocation"]["region"]["startLine"] == row_line[1]
 
 
+STARTUP_BOUND = 300  # seconds: a hang, not a speed; a loaded machine starts the entry well within it
+
+
+def _hidden(root):
+    """Every hidden file or directory below `root` (a staging directory, a `.NAME.*.tmp`), sorted."""
+    return sorted(os.path.join(d, n) for d, dirs, files in os.walk(root) for n in dirs + files if n.startswith("."))
+
+
 def test_a_killed_gate_leaves_no_partial_report(tmp_path):
     (tmp_path / "txncheck.toml").write_text(
         '[[entry]]\nname = "slow"\nspec = "twophase"\nset = { rm = 8 }\nexpect = "pass"\n')
@@ -156,14 +164,21 @@ def test_a_killed_gate_leaves_no_partial_report(tmp_path):
     (tmp_path / "junit.xml").write_text(old)
     proc = subprocess.Popen([EXE, "gate", "--junit", "junit.xml", "--jobs", "1"], cwd=tmp_path, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    # kill only once the entry is writing (its staging directory exists), so the kill always lands mid-run
+    deadline = time.monotonic() + STARTUP_BOUND
+    while not [e for e in _hidden(tmp_path / "out") if os.path.basename(e).startswith(".txncheck-stage-")]:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the gate ended (exit {proc.returncode}) before its entry started writing: {out}{err}")
+        assert time.monotonic() < deadline, f"the entry did not start writing within {STARTUP_BOUND} s"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, out + err
     assert "Traceback" not in err
     assert (tmp_path / "junit.xml").read_text() == old
     assert sorted(os.listdir(tmp_path)) == ["junit.xml", "out", "txncheck.toml"]
-    assert [e for e in os.listdir(tmp_path / "out") if e.startswith(".")] == []
+    assert _hidden(tmp_path / "out") == []  # no staging directory, no half-written file, anywhere under out
 
 
 def test_write_atomic_interrupted_keeps_the_old_file(tmp_path, monkeypatch):

@@ -39,8 +39,8 @@ import numpy as np
 
 from txncheck.checker import checkpoint
 from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
-from txncheck.checker.lookup import find_sorted
-from txncheck.checker.outcome import ExploreOptions, SearchOutcome
+from txncheck.checker.lookup import find_sorted, group_starts
+from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
 from txncheck.checker.progress import peak_rss
 from txncheck.spec.model import GRAPH_KINDS
 
@@ -52,13 +52,6 @@ from .verify import Ledger, StoreNotShared, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
 
 __all__ = ["explore", "ModelRef", "SparkOptions", "SparkEngineError", "StoreNotShared"]
-
-
-def _selected(model, options: ExploreOptions):
-    if options.properties is None:
-        return model.properties
-    names = set(options.properties)
-    return tuple(p for p in model.properties if p.name in names)
 
 
 class _State:
@@ -130,7 +123,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     if bool(options.symmetry) != bool(model_ref.symmetry):
         model_ref = dataclasses.replace(model_ref, symmetry=bool(options.symmetry))
         kernel = model_ref.kernel(model)
-    selected = _selected(model, options)
+    selected = selected_properties(model, options)
     always = tuple(p.name for p in selected if p.kind == "always")
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
     recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)
@@ -341,7 +334,7 @@ def _initial_level(kernel, model, root, partitions, always, sometimes, recoverab
     init = np.ascontiguousarray(kernel.initial())
     fps = np.asarray(kernel.fingerprints(init), dtype=np.uint64)
     order = np.argsort(fps, kind="stable")
-    keep = order[np.concatenate([[True], fps[order][1:] != fps[order][:-1]])] if len(fps) else order
+    keep = order[group_starts(fps[order])]
     init, fps = init[keep], fps[keep]
     masks = kernel.properties(init)
     rec: dict = {"new": int(len(fps)), "viol": {}, "wit": {}}

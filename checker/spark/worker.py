@@ -27,7 +27,7 @@ import numpy as np
 from . import storage
 from .ref import ModelRef
 
-from ..lookup import group_index
+from ..lookup import contains_sorted, distinct, edge_keys, group_index, group_starts, least_per_group, split_key
 
 EXPAND, STEP, COUNT = "expand", "step", "count"
 
@@ -131,7 +131,7 @@ def _step(ctx: LevelCtx, part: int, k, out: dict, timing: dict):
         return empty
     t0 = time.perf_counter()
     sel = least_in_edge(c.fps, c.pfps, c.actions)
-    sel = sel[~in_sorted(visited, c.fps[sel])]
+    sel = sel[~contains_sorted(visited, c.fps[sel])]
     new_fps = c.fps[sel]                     # ascending (unsigned)
     pfp, act = c.pfps[sel], c.actions[sel]
     out["new"] += len(sel)
@@ -265,7 +265,7 @@ class _Pool:
         for p, vis in self.own.items():
             if vis is not None and len(vis):
                 m = np.flatnonzero(dest == p)
-                hit = in_sorted(vis, u[m])
+                hit = contains_sorted(vis, u[m])
                 if hit.any():
                     keep = np.ones(len(u), dtype=bool) if keep is None else keep
                     keep[m[hit]] = False
@@ -332,13 +332,6 @@ def _write_edges(ctx: LevelCtx, task: int, parts) -> int:
     return len(src)
 
 
-def _group_starts(s: np.ndarray) -> np.ndarray:
-    first = np.empty(len(s), dtype=bool)
-    first[0] = True
-    np.not_equal(s[1:], s[:-1], out=first[1:])
-    return first
-
-
 def least_in_edge(fps: np.ndarray, pfp: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Indices of one entry per distinct fp: the least (parent fp, action), unsigned; sorted by fp.
 
@@ -357,7 +350,7 @@ def least_in_edge(fps: np.ndarray, pfp: np.ndarray, actions: np.ndarray) -> np.n
     dup[:-1] |= eq
     d = np.flatnonzero(dup)
     sd = s[d]
-    first = _group_starts(sd)
+    first = group_starts(sd)
     starts = np.flatnonzero(first)
     gid = np.cumsum(first) - 1
     od = order[d]
@@ -368,7 +361,7 @@ def least_in_edge(fps: np.ndarray, pfp: np.ndarray, actions: np.ndarray) -> np.n
     amin = np.minimum.reduceat(a, starts)
     best = np.flatnonzero(cand & (a == amin[gid]))
     if len(best) != len(starts):         # an identical (fp, pfp, action) twice: keep the first
-        best = best[_group_starts(sd[best])]
+        best = best[group_starts(sd[best])]
     keep = ~dup
     keep[d[best]] = True
     return order[keep]
@@ -379,23 +372,9 @@ def least_in_edge_rows(fps: np.ndarray, rows: np.ndarray, actions: np.ndarray, n
     parent rows are in parent-fingerprint order: one sort and one segmented minimum of the key
     row * A + action, grouped as the vector engine does."""
     A = np.uint64(max(n_actions, 1))
-    key = rows.astype(np.uint64)
-    key *= A
-    key += actions.astype(np.uint64)
-    s = np.sort(fps)
-    u = s[_group_starts(s)]
-    grp = group_index(u, fps)
-    kmin = np.full(len(u), np.iinfo(np.uint64).max, dtype=np.uint64)
-    np.minimum.at(kmin, grp, key)
-    return u, (kmin // A).astype(np.int64), (kmin % A).astype(np.int32)
-
-
-def in_sorted(sorted_arr: np.ndarray, x: np.ndarray) -> np.ndarray:
-    if len(sorted_arr) == 0:
-        return np.zeros(len(x), dtype=bool)
-    i = np.searchsorted(sorted_arr, x)
-    i[i == len(sorted_arr)] = len(sorted_arr) - 1
-    return sorted_arr[i] == x
+    key = edge_keys(rows, actions, A)
+    u = distinct(fps)
+    return (u, *split_key(least_per_group(group_index(u, fps), len(u), key), A))
 
 
 # ---- the visited fingerprints of a partition, cached per Python worker -----------------------

@@ -356,9 +356,7 @@ class Emitter:
                 r = apply_op(op, [v.lo for v in vals])
             except ZeroDivisionError:
                 # only reachable when the expression is evaluated: mark every row as failing
-                e = self.tmp("e")
-                self.emit(f"{e} = _np.ones({self._n()}, dtype=_bool)")
-                return Val("0", "const", 0, 0, err=self.or_err(err, e))
+                return Val("0", "const", 0, 0, err=self.or_err(err, self._every_row_fails()))
             return Val(str(r), "const", r, r, err=err)
         codes = [self.as_int(v, dt) for v in vals]
         t = self.tmp()
@@ -375,10 +373,7 @@ class Emitter:
             fn = "_np.floor_divide" if op == "//" else "_np.remainder"
             if b.lo <= 0 <= b.hi:
                 if b.const:  # constant zero divisor
-                    e = self.tmp("e")
-                    self.emit(f"{e} = _np.ones({self._n()}, dtype=_bool)")
-                    err = self.or_err(err, e)
-                    return Val("0", "const", 0, 0, err=err)
+                    return Val("0", "const", 0, 0, err=self.or_err(err, self._every_row_fails()))
                 e = self.tmp("e")
                 self.emit(f"{e} = {codes[1]} == 0")
                 err = self.or_err(err, e)
@@ -392,6 +387,19 @@ class Emitter:
     def _n(self) -> str:
         return "C.shape[1]" if self.mode == "full" else "len(R)"
 
+    def _every_row_fails(self) -> str:
+        """An error mask set on every row (an operation that fails wherever it is evaluated)."""
+        e = self.tmp("e")
+        self.emit(f"{e} = _np.ones({self._n()}, dtype=_bool)")
+        return e
+
+    def _clipped(self, code: str, size: int, errs: list) -> str:
+        """`code` clipped into [0, size), with an error mask (added to `errs`) where it was outside."""
+        ev = self.tmp("e")
+        self.emit(f"{ev} = ({code} < 0) | ({code} >= {size})")
+        errs.append(ev)
+        return f"_np.clip({code}, 0, {size - 1})"
+
     def position(self, e: GDyn) -> tuple[str, str | None]:
         """Code for the computed cell position (int64 array) and its error mask."""
         parts = [str(e.base)]
@@ -402,19 +410,14 @@ class Emitter:
                 errs.append(v.err)
             if v.const:
                 if not 0 <= v.lo < size:
-                    t = self.tmp("e")
-                    self.emit(f"{t} = _np.ones({self._n()}, dtype=_bool)")
-                    errs.append(t)
+                    errs.append(self._every_row_fails())
                     parts.append("0")
                 else:
                     parts.append(str(v.lo * stride))
                 continue
             code = self.as_int(v, np.int64)
             if v.lo < 0 or v.hi >= size:
-                ev = self.tmp("e")
-                self.emit(f"{ev} = ({code} < 0) | ({code} >= {size})")
-                errs.append(ev)
-                code = f"_np.clip({code}, 0, {size - 1})"
+                code = self._clipped(code, size, errs)
             elif v.kind != "int" or np.dtype(v.dtype) != np.dtype(np.int64):
                 code = f"{code}.astype(_dt_int64)" if v.kind == "int" else code
             parts.append(code if stride == 1 else f"{code} * {stride}")
@@ -440,17 +443,12 @@ class Emitter:
         errs = [v.err]
         if v.const:
             if not 0 <= v.lo < n:
-                t = self.tmp("e")
-                self.emit(f"{t} = _np.ones({self._n()}, dtype=_bool)")
-                return Val("0", "const", 0, 0, err=self.or_err(v.err, t))
+                return Val("0", "const", 0, 0, err=self.or_err(v.err, self._every_row_fails()))
             r = e.values[v.lo]
             return Val(str(r), "const", r, r, err=v.err)
         code = self.as_int(v, np.int64)
         if v.lo < 0 or v.hi >= n:
-            ev = self.tmp("e")
-            self.emit(f"{ev} = ({code} < 0) | ({code} >= {n})")
-            errs.append(ev)
-            code = f"_np.clip({code}, 0, {n - 1})"
+            code = self._clipped(code, n, errs)
         sub = e.values[max(v.lo, 0): min(v.hi, n - 1) + 1] or e.values
         lo, hi = min(sub), max(sub)
         t = self.tmp()

@@ -17,7 +17,7 @@ import numpy as np
 
 from .kernel import VectorKernel
 from .merge import Run, merge_runs
-from .spill import SpillDir, read_rows
+from .spill import SpillDir, join, read_rows
 
 _U64 = np.uint64
 
@@ -74,11 +74,11 @@ class LevelStates:
             held.append(block["rows"])
             count += len(block["rows"])
             while count >= size:
-                rows = np.concatenate(held) if len(held) > 1 else held[0]
+                rows = join(held)
                 yield rows[:size]
                 held, count = ([rows[size:]] if len(rows) > size else []), len(rows) - size
         if count:
-            yield np.concatenate(held) if len(held) > 1 else held[0]
+            yield join(held)
 
     def _perm_fps(self, cols: np.ndarray, start: int, stop: int) -> np.ndarray:
         if self.kernel.symmetric:
@@ -163,13 +163,12 @@ class LevelWriter:
             self.blocks = []
 
     def finish(self) -> LevelStates:
-        fps = np.concatenate(self.fps) if self.fps else np.zeros(0, dtype=_U64)
+        fps = join(self.fps, _U64)
         if self.path is not None:
             return LevelStates(self.kernel, fps, path=self.path, spill=self.spill)
         if not self.blocks:
             return LevelStates.empty(self.kernel)
-        rows = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
-        return LevelStates(self.kernel, fps, rows=rows)
+        return LevelStates(self.kernel, fps, rows=join(self.blocks))
 
 
 def rebuild(kernel: VectorKernel, prev: LevelStates, parents: np.ndarray, actions: np.ndarray, spill: SpillDir,

@@ -136,6 +136,13 @@ class VectorKernel:
             return f"{code}.astype(_MDT).view(_dt_uint8)"
         return f"({code}.astype(_dt_int64) - {pos_lo})"
 
+    def _value_index_code(self, val, pos_lo: int) -> str:
+        """Code turning a computed (not constant) value `val` of a cell into table indices."""
+        if val.kind == "bool" and self.byte:
+            return f"{val.code}.view(_dt_uint8)"
+        vcode = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
+        return self._index_code(vcode, pos_lo, val.kind == "int" and np.dtype(val.dtype) == self.dtype)
+
     # -- code generation ----------------------------------------------------------------------
     def _generate(self):
         m = self.model
@@ -296,13 +303,7 @@ class VectorKernel:
                     else:
                         self._z_const(pos, val.lo, parts, const_cols)
                 else:
-                    vcode = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
-                    same = val.kind == "int" and np.dtype(val.dtype) == self.dtype
-                    if val.kind == "bool" and self.byte:
-                        ix = f"{val.code}.view(_dt_uint8)"
-                    else:
-                        ix = self._index_code(vcode, lay.cell_lo[pos], same)
-                    parts.append(self._z_gather(pos, ix))
+                    parts.append(self._z_gather(pos, self._value_index_code(val, lay.cell_lo[pos])))
             else:
                 base = a.updates[k][0].base
                 lo = lay.cell_lo[base]
@@ -313,12 +314,7 @@ class VectorKernel:
                 if val.const:
                     ixn = f"{self._idx_of_value(base, val.lo)}"
                 else:
-                    vcode = val.code if val.kind == "int" else f"{val.code}.view(_dt_uint8)"
-                    same = val.kind == "int" and np.dtype(val.dtype) == self.dtype
-                    if val.kind == "bool" and self.byte:
-                        ixn = f"{val.code}.view(_dt_uint8)"
-                    else:
-                        ixn = self._index_code(vcode, lo, same)
+                    ixn = self._value_index_code(val, lo)
                 parts.append(self._z_dyn(pcode, ixn))
         lines = [f"def delta_{a.id}(C, R):", f"    # {a.label}"] + em.lines
         if not self.symmetric:

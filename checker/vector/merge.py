@@ -18,6 +18,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ..lookup import group_starts
 from .spill import SpillDir, read_rows
 
 _U64 = np.uint64
@@ -94,9 +95,7 @@ def merge_runs(runs: Sequence[Run], buffer: int, names: Sequence[str] | None = N
             continue
         order = np.argsort(fps, kind="stable")
         fps = fps[order]
-        first = np.empty(len(fps), dtype=bool)
-        first[:1] = True
-        np.not_equal(fps[1:], fps[:-1], out=first[1:])
+        first = group_starts(fps)
         keep = order[first]
         block = {"fps": fps[first]}
         for k in names:

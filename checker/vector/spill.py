@@ -151,6 +151,13 @@ def read_rows(path: str, dtype, start: int, stop: int, width: int = 0) -> np.nda
     return out.reshape(-1, width) if width else out
 
 
+def join(parts: list[np.ndarray], dtype=None) -> np.ndarray:
+    """The parts end to end: a single part as it is (no copy), an empty array of `dtype` for none."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
 def mapped(path: str, dtype, length: int) -> np.ndarray:
     """The first `length` entries of a file, memory-mapped read-only (an empty array when there are none)."""
     if length == 0:
@@ -212,13 +219,13 @@ class Columns:
                 if lo < hi:
                     got.append(a[lo:hi])
                 at += len(a)
-            out[k] = got[0] if len(got) == 1 else np.concatenate(got) if got else np.zeros(0, dtype=dt)
+            out[k] = join(got, dt)
         return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every column whole: concatenated in memory, or (once spilled) its file memory-mapped."""
         if self.files is None:
-            return {k: (np.concatenate(p) if p else np.zeros(0, dtype=self.dtypes[k])) for k, p in self.parts.items()}
+            return {k: join(p, self.dtypes[k]) for k, p in self.parts.items()}
         self.spill()
         return {k: mapped(self.files[k], dt, self.length) for k, dt in self.dtypes.items()}
 

@@ -24,13 +24,13 @@ from typing import Callable
 import numpy as np
 
 from ..levels import DEADLOCK, Findings
-from ..lookup import group_index
+from ..lookup import contains_sorted, distinct, edge_keys, group_index, least_per_group, split_key
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
 from .merge import Run, merge_runs
 from .spill import Columns, SpillDir
-from .store import VisitedStore, contains_sorted, merge_sorted
+from .store import VisitedStore, merge_sorted
 
 _U64 = np.uint64
 CANDIDATE_BYTES = 80  # per successor candidate while a chunk is expanded and deduplicated (arrays and sort)
@@ -180,12 +180,7 @@ class LevelExpander:
                 c = exp.fps
                 m = len(c)
                 if m:
-                    s = np.sort(c)
-                    flag = np.empty(m, dtype=bool)
-                    flag[0] = True
-                    np.not_equal(s[1:], s[:-1], out=flag[1:])
-                    u = s[flag]
-                    del s, flag
+                    u = distinct(c)
                     known = store.contains(u)
                     grp = group_index(u, c)
                 else:
@@ -206,16 +201,8 @@ class LevelExpander:
                     continue
                 k = int(newmask.sum())
                 if k:
-                    key = exp.parent_rows.astype(_U64)
-                    if a:
-                        key += _U64(a)
-                    key *= A
-                    key += exp.actions.astype(_U64)
-                    best = np.full(len(u), np.iinfo(np.uint64).max, dtype=_U64)
-                    np.minimum.at(best, grp, key)
-                    kmin = best[newmask]
+                    kmin = least_per_group(grp, len(u), edge_keys(exp.parent_rows, exp.actions, A, a))[newmask]
                     new_fps = u[newmask]
-                    del key, best
                     if len(seen):  # found by an earlier chunk, from a lesser key
                         fresh = ~contains_sorted(seen, new_fps)
                         new_fps, kmin = new_fps[fresh], kmin[fresh]
@@ -225,8 +212,7 @@ class LevelExpander:
                 if not k:
                     continue
                 t0 = time.perf_counter()
-                prow = (kmin // A).astype(np.int64)
-                pact = (kmin % A).astype(np.int32)
+                prow, pact = split_key(kmin, A)
                 new_cols, _, newP = kernel.successors_cols(cols, prow - a if a else prow, pact, known_fps=new_fps)
                 timing["materialise"] += time.perf_counter() - t0
                 if single:
@@ -280,5 +266,5 @@ class LevelExpander:
         states = LevelStates(self.kernel, fps, spill=self.spill, runs=runs.runs,
                              buffer=self._buffer(share, len(runs.runs), entry))
         self.timing["merge"] += time.perf_counter() - t0
-        return (fps, (key // A).astype(np.int64), (key % A).astype(np.int32), states,
+        return (fps, *split_key(key, A), states,
                 {k.removeprefix("mask:"): np.concatenate(parts[k]) for k in masks})

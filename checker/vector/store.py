@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..lookup import contains_sorted
 from .merge import Run, merge_runs
 from .spill import SpillDir, mapped, read_rows
 
@@ -35,15 +36,6 @@ def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.concatenate((a, b))
     out.sort(kind="stable")
     return out
-
-
-def contains_sorted(block: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Membership of the (sorted) queries q in a sorted block."""
-    if len(block) == 0 or len(q) == 0:
-        return np.zeros(len(q), dtype=bool)
-    i = np.searchsorted(block, q)
-    i[i == len(block)] = len(block) - 1
-    return block[i] == q
 
 
 class _Block:
@@ -126,6 +118,11 @@ class VisitedStore:
                 self.dir.append(path, arr.astype(dt, copy=False))
                 self.spilled_bytes += arr.nbytes
 
+    def _flush_records(self) -> None:
+        """Append the records held in memory to the record files."""
+        self._write_records(self._fps, self._parent, self._action)
+        self._fps, self._parent, self._action = [], [], []
+
     def spill(self) -> None:
         """Write the in-memory sorted block (and the records) to disk."""
         if len(self.mem):
@@ -136,8 +133,7 @@ class VisitedStore:
             self.mem = np.zeros(0, dtype=_U64)
         if self._files is None:
             self._files = tuple(self.dir.new(f"records-{k}") for k in ("fps", "parent", "action"))
-        self._write_records(self._fps, self._parent, self._action)
-        self._fps, self._parent, self._action = [], [], []
+        self._flush_records()
         self.spills += 1
         if len(self.disk) >= MERGE_AT:  # keep membership tests cheap: merge spilled blocks
             path = self.dir.new("visited")
@@ -161,8 +157,7 @@ class VisitedStore:
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fps uint64, parent int64, action int32) in BFS order; memory-mapped once spilled."""
         if self._files is not None:
-            self._write_records(self._fps, self._parent, self._action)
-            self._fps, self._parent, self._action = [], [], []
+            self._flush_records()
             return tuple(mapped(path, dt, self.count)
                          for path, dt in zip(self._files, (_U64, np.int64, np.int32)))
         if not self._fps:

@@ -12,19 +12,14 @@ Messages are named as on the wire (kafka-protocol §3), with Kafka's error codes
 `_produce_error`).
 """
 from txncheck.spec.domains import EnumDomain
-from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not, Param
+from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not
 from txncheck.spec.sequence import At, Channel, Field, Lane
 
-from .domains import CEpoch, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, Txn, TV2, VERIFY, Ver, is_op, tid_of
+from .domains import CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
+from .params import c, i, k, p, T, t
 from .state import (b_e, b_s, b_src, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_e, pc_rq,
                     pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
 
-i = Param("i", Inc)
-p = Param("p", Part)
-k = Param("k", Txn)
-t = Param("t", Tid)
-c = Param("c", CEpoch)
-T = tid_of(i)
 
 # places of the tables' rows (the tables import these)
 PRODUCER = At("producer", i)

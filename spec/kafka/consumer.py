@@ -11,14 +11,14 @@ producer has pending transactional offsets for the partition: the retry changes 
 row is simply disabled until the offsets are decided. Readers of the output partitions are the
 read_committed and read_uncommitted views RC(p) and RU(p) of properties.py.
 """
-from txncheck.spec.expr import Config, ForAll, Or, Param
+from txncheck.spec.expr import Config, ForAll, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import CTP, Inc, PcState, Tid
+from .domains import CTP, PcState, Tid
+from .params import i
 from .state import cs_pos, gc_off, gc_pend, pc_st
 
-i = Param("i", Inc)
 stable = Or(Config("kip447") == 0, ForAll(Tid, lambda t: gc_pend[t] == -1))
 
 ROWS = (

@@ -20,25 +20,20 @@ one producer id per transactional id that never rotates (no epoch overflow, so I
 TV2 `nextProducerId` path are absent); request timeouts are never out of range (I1); the
 coordinator is always loaded when a request arrives (C1/C2: the load is atomic with failover).
 """
-from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
+from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Conformance, Row, Table
 from txncheck.spec.sequence import At
 
 from .chart import COORDINATOR, PARTITION, TXN_LOG
-from .domains import (tid_used, MAXP, CEpoch, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result,
-                      Rq, Tid, Txn, TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
+from .domains import (tid_used, MAXP, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, Rq,
+                      TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
+from .params import c, i, k, p, T, t
 from .state import (pc_st, pc_k, b_e, env_to, g_ci, g_ck, g_f2, n_creq, n_cresp, n_cresp_e, n_pres, pc_e, pc_rq, pc_rqp,
                     pl_ver, pl_vi, pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli,
                     tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_fence, w_vrej, g_pk,
                     g_bound, g_illegal)
 from .txnlog import clear_pend, decide, markers
 
-i = Param("i", Inc)
-p = Param("p", Part)
-k = Param("k", Txn)
-t = Param("t", Tid)
-c = Param("c", CEpoch)
-T = tid_of(i)
 A = "coordinator"
 TC = "TransactionCoordinator.handle"
 

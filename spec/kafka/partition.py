@@ -12,23 +12,18 @@ batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 p
 A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
 waits in the network meanwhile (a timing restriction: Kafka would replace the guard, P4).
 """
-from txncheck.spec.expr import And, Config, If, MinOver, Not, Or, Param
+from txncheck.spec.expr import And, Config, If, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (tid_used, MAXS, Kind, Inc, Outcome, Part, PcState, PResp, Protocol, Result, Tid, Txn, Ver, CEpoch,
-                      TV2, generation, is_op, tid_of, writes_to)
+from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation, is_op,
+                      writes_to)
+from .params import c, i, k, p, T, t
 from .state import (b_e, b_s, b_src, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
-i = Param("i", Inc)
-p = Param("p", Part)
-k = Param("k", Txn)
-t = Param("t", Tid)
-c = Param("c", CEpoch)
-T = tid_of(i)
 A = "partition"
 PAI = "ProducerAppendInfo"
 

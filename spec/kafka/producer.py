@@ -6,18 +6,16 @@ one batch to every partition in use and committing (or aborting when the app cho
 (kind, epoch, partition) is read from the client's own fields, which do not change while it is
 outstanding. Responses are consumed from the network vars of `network.py`.
 """
-from txncheck.spec.expr import And, Config, ForAll, If, Not, Or, Param
+from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, BatchSt, CResp, Inc, Part, PcState, PResp, Rq, Txn, TV01, TV2, is_op,
+from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01, TV2, is_op,
                       writes_to)
+from .params import i, k, p
 from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp, n_cresp_e, n_lost,
                     n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
 
-i = Param("i", Inc)
-p = Param("p", Part)
-k = Param("k", Txn)
 A = "producer"
 TM = "TransactionManager"
 

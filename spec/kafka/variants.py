@@ -3,19 +3,18 @@ the checker finds, and the properties it breaks. `settings` are config overrides
 the variant needs kip98, `delays` is set to 0 so the baseline's own B1 cannot be what is found
 (tests/test_kafka_variants.py checks the baseline passes those properties under the same settings).
 """
-from txncheck.spec.expr import And, Config, ForAll, If, Max, Not, Or, Param
+from txncheck.spec.expr import Config, ForAll, If, Max, Not, Or
 from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, ReplaceUpdate, Row, SetParam, Variant
 
-from .coordinator import END_TARGET, IS_COMMIT, PREPARE, T, cur, e_req, i, no_pend, prepare, req
-from .domains import CTP, OP, BatchSt, CEpoch, CResp, Part, PcState, Result, Rq, Tid, TxnState as S, TV2, in_use, tid_used, writes_to
-from .partition import marker_append, marker_rejected, p, t as _pt
+from .coordinator import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
+from .domains import CTP, OP, BatchSt, CResp, Part, PcState, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
+from .params import c, i, p, T, t
+from .partition import marker_append, marker_rejected
 from .producer import BY_ID as PRODUCER_BY_ID
 from .state import (b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
                     tc_parts, tc_st)
 from .txnlog import markers
 
-c = Param("c", CEpoch)
-_t = Param("t", Tid)
 KIP98_NO_B1 = (("protocol", "kip98"), ("delays", 0))
 
 _lso_ahead = If(pl_open[p][T], pl_lso[p], pl_end[p] + 1)
@@ -39,14 +38,14 @@ _B15_RESP = If(tc_st[T].is_in(*PREPARE), CResp.OK, CResp.RETRY)
 # KIP-664: an operator aborts an open span found with DescribeProducers, at the epoch and coordinator epoch
 # the leader reports; the coordinator is not told. Kafka's tooling documents it for hanging transactions
 # only; the variant lets it hit a span the coordinator still tracks (no TRACK-1 guard).
-_ADMIN = (tid_used(_pt), writes_to(p), pl_open[p][_pt], Not(marker_rejected(pl_e[p][_pt])))
+_ADMIN = (tid_used(t), writes_to(p), pl_open[p][t], Not(marker_rejected(pl_e[p][t])))
 _B11_ROWS = (
-    Row("AD-01", "partition", "admin WriteTxnMarkers(ABORT)", params=(_pt, p),
+    Row("AD-01", "partition", "admin WriteTxnMarkers(ABORT)", params=(t, p),
         guard=(*_ADMIN, pl_end[p] < Config("slots")),
-        updates=marker_append(False, pl_e[p][_pt], pl_ce[p][_pt]), tags=("admin",),
+        updates=marker_append(False, pl_e[p][t], pl_ce[p][t]), tags=("admin",),
         ref="variant B11: Admin.abortTransaction (KIP-664) -> WriteTxnMarkers(ABORT, producerEpoch and "
             "coordinatorEpoch from DescribeProducers); W2/W3 apply as to the coordinator's markers"),
-    Row("AD-02", "partition", "admin WriteTxnMarkers(ABORT)", params=(_pt, p),
+    Row("AD-02", "partition", "admin WriteTxnMarkers(ABORT)", params=(t, p),
         guard=(*_ADMIN, pl_end[p] >= Config("slots")), updates=(g_bound.set(True),), tags=("admin",),
         ref="model bound (config slots): AD-01 with no free log slot; BOUNDS flags a config that gets here"),
 )
@@ -92,7 +91,7 @@ VARIANTS = (
             "batches, in the same epoch, open spans the coordinator no longer tracks, or its re-registration "
             "starts a fresh transaction under the same γ, which then commits.",
             breaks=("TRACK-1", "LIVE-1", "ATOM-2", "DECIDE-1", "DUR-3"),
-            edits=(ReplaceUpdate("TC-40", "tc_e", tc_e[_t]), ReplaceUpdate("TC-40", "tc_pend_e", tc_e[_t])),
+            edits=(ReplaceUpdate("TC-40", "tc_e", tc_e[t]), ReplaceUpdate("TC-40", "tc_pend_e", tc_e[t])),
             settings=KIP98_NO_B1, ref="KAFKA-6119, PR #4137",
             trigger="Ongoing; timeout abort keeps e; ABORT marker at p; the producer's batch with e is accepted"),
     Variant("B5-unknown-producer",
@@ -152,7 +151,7 @@ VARIANTS = (
             "(no hasFailedEpochFence): the producer's retried InitProducerId, or the next timeout, fences again "
             "and bumps the cached epoch a second time, though neither bumped epoch was ever written or returned.",
             breaks=("EPOCH-1",),
-            edits=tuple(ReplaceUpdate(r, v, tc_e[tid] + 1) for r, tid in (("TC-07", T), ("TC-40", _t), ("TC-41", _t))
+            edits=tuple(ReplaceUpdate(r, v, tc_e[tid] + 1) for r, tid in (("TC-07", T), ("TC-40", t), ("TC-41", t))
                         for v in ("tc_e", "tc_pend_e")),
             settings=(("tl_failures", 2),), ref="KAFKA-9666, PR #8239",
             trigger="transaction Ongoing at epoch e; the timeout fences (e+1, PrepareAbort pending); the append "
