@@ -222,7 +222,6 @@ def binary_matrix(col, width: int, dtype) -> np.ndarray:
             return np.concatenate([binary_matrix(c, width, dtype) for c in col.chunks])
         col = col.chunk(0)
     n = len(col)
-    itemsize = np.dtype(dtype).itemsize
     if n == 0:
         return np.zeros((0, width), dtype=dtype)
     if col.type == pa.large_binary():

@@ -8,7 +8,7 @@ Tables: producer client (PC-*), transaction coordinator and transaction log
 consume-transform-produce consumer (CS-*), network (NET-*) and faults (FLT-*); properties of §5;
 protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants.
 """
-from txncheck.spec.expr import Config
+from txncheck.spec.expr import Config, Or
 from txncheck.spec.fairness import WeakFair
 from txncheck.spec.model import Assume, Spec
 
@@ -29,6 +29,9 @@ SPEC = Spec(
     assumptions=(Assume(Config("parts") + Config("ctp") <= MAXP,
                         f"the tables have {MAXP} partitions; `parts` data partitions plus the __consumer_offsets "
                         f"partition of `ctp` need parts + ctp <= {MAXP}: lower parts or set ctp=0"),
+                 Assume(Or(Config("offset_commits") == 1, Config("ctp") == 1),
+                        "offset_commits counts sendOffsetsToTransaction calls of the consume-transform-produce loop: "
+                        "set ctp=1, or offset_commits=1"),
                  Assume(Config("restart_txns") <= Config("txns"),
                         "restart_txns must not exceed txns (the Txn domain is sized by txns)")),
     ref="docs/kafka-protocol.md; KIP-98, KIP-360, KIP-447, KIP-890",

@@ -15,9 +15,9 @@ from txncheck.spec.domains import EnumDomain
 from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not
 from txncheck.spec.sequence import At, Channel, Field, Lane
 
-from .domains import CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
+from .domains import OP, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, b_src, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_e, pc_rq,
+from .state import (b_e, b_s, call_offset, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_oab, n_pres, n_prod, pc_e, pc_rq,
                     pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
 
 
@@ -113,13 +113,19 @@ CHANNELS = (
     Channel("Produce", (i, p, k), n_prod[i][p][k], sender=PRODUCER, receiver=PARTITION,
             names=((is_op(p), "TxnOffsetCommit"),),
             fields=(Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k], when=Not(is_op(p))),
-                    Field("offset", b_src[i][k] + 1, when=is_op(p))),
+                    Field("offset", call_offset(i, k), when=is_op(p))),
             doc="batch k of incarnation i to p, one cell per batch (a retry is a second copy); on "
                 "__consumer_offsets the TxnOffsetCommit of sendOffsetsToTransaction"),
     Channel("Produce response", (i, p, k), n_pres[i][p][k] != PResp.NONE, sender=PARTITION, receiver=PRODUCER,
             names=((is_op(p), "TxnOffsetCommit response"),),
             fields=(Field("error", _produce_error, domain=ProduceError),),
             doc="the leader's answer (a verification failure is passed on as the leader's answer)"),
+    Channel("abandoned TxnOffsetCommit", (i, k), n_oab[i][k] != -1, sender=PRODUCER, receiver=At("partition", OP),
+            names=((TRUE, "TxnOffsetCommit (abandoned)"),),
+            fields=(Field("epoch", b_e[i][OP][k]), Field("offset", n_oab[i][k])),
+            doc="a TxnOffsetCommit the client gave up on at its request timeout (PC-24: the connection is closed "
+                "and the same request resent); the group coordinator may still execute it, and nobody hears its "
+                "answer (kafka-protocol §3.4 O6)"),
     Channel("WriteTxnMarkers", (t, p, c), n_mk[t][p][c], sender=At("coordinator", t), receiver=PARTITION,
             fields=(Field("", n_mk_res[t][p][c]), Field("epoch", n_mk_e[t][p][c]), Field("cepoch", c)),
             doc="the coordinator's marker for p (§3.8), one cell per coordinator epoch; re-driven markers of "

@@ -28,6 +28,11 @@ PARAMS = (
                 "input record, writes one output per data partition and commits the next input offset with "
                 "sendOffsetsToTransaction; partition `parts` is then the group's __consumer_offsets partition",
                 lo=0, hi=1),
+    ConfigParam("offset_commits", 1, "sendOffsetsToTransaction calls per transaction of the consume-transform-produce "
+                "loop (§3.4 O6): call j of n commits offset b_src + 1 - (n - j), so every call's offset is distinct and "
+                "increasing and the last one is the next input offset; with 2, a TxnOffsetCommit abandoned on a request "
+                "timeout is kept apart from its resend and never answered (the client closed its connection)",
+                lo=1, hi=2),
     ConfigParam("inputs", 2, "records in the input partition the consume-transform-produce loop consumes", lo=1, hi=3),
     ConfigParam("kip447", 1, "1: TxnOffsetCommit carries the consumer's generation (O2 fencing) and OffsetFetch "
                 "uses RequireStable (KIP-447); 0: pre-2.5 clients", lo=0, hi=1),

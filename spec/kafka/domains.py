@@ -60,6 +60,7 @@ InOffset = IntRange("InOffset", 0, "inputs")            # an offset of the input
 InRecord = IntRange("InRecord", 0, ConstPlus("inputs", -1))  # the offset of an input record
 Position = IntRange("Position", -1, "inputs")           # consumer position; -1: fetch the committed offset
 PendingOffset = IntRange("PendingOffset", -1, "inputs")  # a pid's pending transactional offset; -1: none
+OffsetCalls = IntRange("OffsetCalls", 0, "offset_commits")  # sendOffsetsToTransaction calls made in a transaction
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["BOOL"]
 
@@ -92,6 +93,10 @@ def tid_used(t):
 
 CTP = Config("ctp") == 1
 OP = Config("parts")  # with `ctp`, the __consumer_offsets partition op(group) is the partition after the data ones
+
+
+# config `offset_commits`: the loop calls sendOffsetsToTransaction more than once per transaction (§3.4 O6)
+MULTI = Config("offset_commits") >= 2
 
 
 def is_op(p):

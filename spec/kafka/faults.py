@@ -12,8 +12,8 @@ from txncheck.spec.sequence import At, Receive
 from .chart import NETWORK
 from .domains import tid_used, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import i, t
-from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last, tc_mk,
-                    tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e,
+from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last,
+                    tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
 

@@ -16,11 +16,12 @@ from txncheck.spec.expr import And, Config, If, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation, is_op,
-                      writes_to)
+from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+                      is_op, writes_to)
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, b_src, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend, log_e, log_inc, log_k,
-                    log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_st,
+from .state import (b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
+                    log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
+                    n_oab, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
@@ -50,6 +51,8 @@ held = lambda st: (pl_ver[p][T] == st, pl_vi[p][T] == i, pl_vk[p][T] == k)
 # leader holds a batch of the pid (module doc)
 answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
 
+abandoned = n_oab[i][k] != -1  # an abandoned copy of (i, k)'s TxnOffsetCommit is in flight (§3.4 O6)
+
 LSO_ON_DATA = pl_lso[p]  # a data append never moves the LSO: the span it joins or opens starts at or after it
 
 
@@ -57,15 +60,18 @@ def release():
     return (pl_ver[p][T].set(Ver.NONE), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
 
 
-def append_data():
+def append_data(offset=None, answer=True):
+    """The batch (i, p, k) is appended; on op it is a TxnOffsetCommit of `offset` (default: the current call's),
+    answered NONE unless its sender abandoned it (`answer` False)."""
     pos = pl_end[p]
+    off = call_offset(i, k) if offset is None else offset
     return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(T), log_inc[p][pos].set(i), log_k[p][pos].set(k),
             log_e[p][pos].set(e_b), log_seq[p][pos].set(s_b), log_ret[p][pos].set(tl_e[T] > e_b),
-            log_src[p][pos].set(b_src[i][k]), gc_pend[T].set(If(at_op, b_src[i][k] + 1, gc_pend[T])),
+            log_src[p][pos].set(b_src[i][k]), gc_pend[T].set(If(at_op, off, gc_pend[T])),
             pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
             pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
-            n_pres[i][p][k].set(PResp.OK))
+            *((n_pres[i][p][k].set(PResp.OK),) if answer else ()))
 
 
 # ---- WriteTxnMarkers at p (§3.8): what a marker checks and appends ---------------------------------
@@ -175,6 +181,27 @@ ROWS = (
         guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    # -- a TxnOffsetCommit its sender abandoned on a request timeout (§3.4 O6): nobody hears its answer --------
+    Row("PL-15", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
+        updates=(n_oab[i][k].set(-1), *append_data(n_oab[i][k], answer=False)),
+        ref="kafka-protocol §3.4 O6 (the late copy joins the open span at its epoch and overwrites pending[g][pid]: "
+            "last write wins), §3.4 O5; UnifiedLog.maybeStartTransactionVerification (hasOngoingTransaction: no "
+            "verification), ProducerAppendInfo.maybeValidateDataBatch (coordinator origin: epoch checked, sequence "
+            "not), OffsetMetadataManager.replay (pendingTransactionalOffsets put)",
+        doc="The answer goes to a closed connection and is dropped. A copy that would need verification (no open "
+            "span at its epoch under verify or tv2) waits: it lands from the transaction's first append on op on."),
+    Row("PL-16", A, "abandoned TxnOffsetCommit", params=(i, p, k), guard=(at_op, abandoned, Or(Not(gen_ok), fenced)),
+        updates=(n_oab[i][k].set(-1),),
+        ref="kafka-protocol §3.4 O6 (refused: the marker or the next transaction raised the epoch at op, O3/O4, or "
+            "the generation moved on, O2); the answer goes to a closed connection",
+        doc="Refused by the epoch check (after the TV2 marker at e+1, or inside the next transaction's span) or by "
+            "the generation check; nothing is appended and nobody is answered."),
+    Row("PL-17", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-15 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     # -- WriteTxnMarkers (§3.8) ------------------------------------------------------------------------
     Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),

@@ -10,11 +10,11 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01, TV2, is_op,
-                      writes_to)
+from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+                      TV2, is_op, writes_to)
 from .params import i, k, p
-from .state import (b_e, b_s, b_src, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp, n_cresp_e, n_lost,
-                    n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st)
+from .state import (b_e, b_s, b_src, call_offset, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp,
+                    n_cresp_e, n_lost, n_oab, n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_oc, pc_rq, pc_rqp, pc_seq, pc_st)
 
 A = "producer"
 TM = "TransactionManager"
@@ -65,7 +65,7 @@ ROWS = (
                Or(Not(CTP), And(cs_pos[i] >= 0, cs_pos[i] < Config("inputs")))),
         updates=(pc_st[i].set(PcState.IN_TRANSACTION), pc_k[i].set(pc_k[i] + 1),
                  b_src[i][pc_k[i] + 1].set(If(CTP, cs_pos[i], 0)), cs_pos[i].set(If(CTP, cs_pos[i] + 1, cs_pos[i])),
-                 *[pc_add[i][q].set(False) for q in range(MAXP)],
+                 *[pc_add[i][q].set(False) for q in range(MAXP)], pc_oc[i].set(0),
                  *[pc_b[i][q].set(BatchSt.NONE) for q in range(MAXP)]),
         ref=f"kafka-protocol §2.2 beginTransaction (local), §1.6 EOS loop (poll one input record first); "
             f"{TM}.beginTransaction, KafkaConsumer.poll",
@@ -86,11 +86,13 @@ ROWS = (
                Or(TV2, pc_add[i][p]), begun, seq_room),
         updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
                  b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
-                 pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1)),
+                 pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1),
+                 pc_oc[i].set(If(And(MULTI, is_op(p)), pc_oc[i] + 1, pc_oc[i]))),
         ref="kafka-protocol §1.1 (seq fixed at batch creation), §3.4 (TxnOffsetCommit: a transactional batch "
             f"on op without sequence); RecordAccumulator.drain, Sender.sendProduceRequest; {TM}.TxnOffsetCommitHandler",
         doc="For p = op this is sendOffsetsToTransaction's TxnOffsetCommit(offset b_src + 1, generation), sent "
-            "to the group coordinator; TV0/1 after AddOffsetsToTxn, TV2 directly (implicit add)."),
+            "to the group coordinator; TV0/1 after AddOffsetsToTxn, TV2 directly (implicit add). With "
+            "`offset_commits` = 2 it is the first of two calls (PC-23), committing b_src."),
     Row("PC-07", A, "Produce response NONE", params=(i, p, k),
         guard=(n_pres[i][p][k] == PResp.OK, pc_k[i] == k, pc_b[i][p] == BatchSt.SENT),
         updates=(n_pres[i][p][k].set(PResp.NONE), pc_b[i][p].set(BatchSt.ACKED), g_ack[i][p][k].set(True)),
@@ -134,14 +136,17 @@ ROWS = (
             "epochBumpRequired for client java under kip98 and verify)"),
     Row("PC-13", A, "request timeout: resend the same batch", params=(i, p),
         guard=(pc_b[i][p] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, begun, n_prod[i][p][pc_k[i]] < 2,
-               env_dup < Config("duplicates")),
+               env_dup < Config("duplicates"), Or(Not(MULTI), Not(is_op(p)))),
         updates=(n_prod[i][p][pc_k[i]].set(n_prod[i][p][pc_k[i]] + 1), env_dup.set(env_dup + 1)),
         tags=("network",),
-        ref="kafka-protocol §1.7 duplicate by client retry; Sender (request.timeout.ms, retries, same seq)"),
+        ref="kafka-protocol §1.7 duplicate by client retry; Sender (request.timeout.ms, retries, same seq)",
+        doc="Either copy's answer may reach the client. With `offset_commits` = 2 a TxnOffsetCommit takes PC-24 "
+            "instead, which keeps the abandoned copy apart."),
     # -- commitTransaction / abortTransaction ----------------------------------------------------
     Row("PC-14", A, "commitTransaction: EndTxn(COMMIT)", params=(i,),
         guard=(pc_st[i] == PcState.IN_TRANSACTION, idle_rq,
-               ForAll(Part, lambda q: Or(Not(writes_to(q)), pc_b[i][q] == BatchSt.ACKED))),
+               ForAll(Part, lambda q: Or(Not(writes_to(q)), pc_b[i][q] == BatchSt.ACKED)),
+               Or(Not(MULTI), pc_oc[i] == Config("offset_commits"))),
         updates=(pc_st[i].set(PcState.COMMITTING_TRANSACTION), *send(Rq.COMMIT)),
         ref=f"kafka-protocol §1.1 obligation 2 (flush first); {TM}.beginCommit, EndTxnHandler"),
     Row("PC-15", A, "abortTransaction: EndTxn(ABORT)", params=(i,),
@@ -202,6 +207,28 @@ ROWS = (
             "to 0 after Integer.MAX_VALUE, DefaultRecordBatch.incrementSequence); BOUNDS flags a config that "
             "gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
+    # -- sendOffsetsToTransaction more than once per transaction (§3.4 O6) ------------------------------
+    Row("PC-23", A, "sendOffsetsToTransaction again: TxnOffsetCommit", params=(i,),
+        guard=(MULTI, CTP, pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][OP] == BatchSt.ACKED,
+               pc_oc[i] < Config("offset_commits"), begun),
+        updates=(pc_b[i][OP].set(BatchSt.SENT), pc_oc[i].set(pc_oc[i] + 1), n_prod[i][OP][pc_k[i]].set(1)),
+        ref="kafka-protocol §3.4 O6, §1.6 EOS loop; KafkaProducer.sendOffsetsToTransaction (blocks until the "
+            f"previous call's result), {TM}.sendOffsetsToTransaction / TxnOffsetCommitHandler",
+        doc="The next call, once the previous one was answered: TxnOffsetCommit of the next offset (call_offset) with "
+            "the same epoch and generation; the span on op is open, so it needs no verification."),
+    Row("PC-24", A, "request timeout: close the connection, resend TxnOffsetCommit", params=(i,),
+        guard=(MULTI, CTP, pc_b[i][OP] == BatchSt.SENT, pc_st[i] != PcState.CRASHED, begun,
+               env_dup < Config("duplicates"), n_oab[i][pc_k[i]] == -1,
+               Or(n_prod[i][OP][pc_k[i]] == 1, n_pres[i][OP][pc_k[i]] != PResp.NONE)),
+        updates=(n_oab[i][pc_k[i]].set(If(n_prod[i][OP][pc_k[i]] == 1, call_offset(i, pc_k[i]), -1)),
+                 n_pres[i][OP][pc_k[i]].set(PResp.NONE), n_prod[i][OP][pc_k[i]].set(1), env_dup.set(env_dup + 1)),
+        tags=("network",),
+        ref="kafka-protocol §3.4 O6, §1.7 duplicate by client retry; NetworkClient.handleTimedOutRequests (closes the "
+            f"connection; the request completes as disconnected), {TM}.TxnRequestHandler.onComplete (wasDisconnected: "
+            "reenqueue the same TxnOffsetCommit)",
+        doc="The request is still in the network (it becomes the abandoned copy, n_oab) or already answered (the "
+            "answer is lost with the connection); the resend is the copy whose answer the client waits for. A "
+            "request the group coordinator holds for verification is not abandoned (a timing restriction)."),
 )
 
 

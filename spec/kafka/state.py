@@ -1,10 +1,11 @@
-"""State variables, grouped by actor. Ghost vars (`ghost=True`) serve properties only and never
-appear in a protocol row's guard (tests/test_kafka_spec.py checks this)."""
+"""State variables, grouped by actor, and `call_offset`, the offset a TxnOffsetCommit carries. Ghost vars
+(`ghost=True`) serve properties only and never appear in a protocol row's guard (tests/test_kafka_spec.py
+checks this)."""
 from txncheck.spec.domains import BOOL
-from txncheck.spec.expr import Var
+from txncheck.spec.expr import Config, If, Var
 
-from .domains import (BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset, Outcome, Part,
-                      PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
+from .domains import (MULTI, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
+                      OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
                       Txn, TxnCount, TxnState, Ver, IntRange)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
@@ -25,6 +26,8 @@ cs_pos = Var("cs_pos", Position, index=(Inc,), init=-1,
              doc="position in the input partition (-1: fetch the committed offset first)")
 b_src = Var("b_src", InRecord, index=(Inc, Txn), init=0,
             doc="input offset transaction (i, k) consumed; its outputs carry it, its TxnOffsetCommit commits +1")
+pc_oc = Var("pc_oc", OffsetCalls, index=(Inc,), init=0,
+            doc="sendOffsetsToTransaction calls made in this transaction (counted only when offset_commits >= 2)")
 
 # ---- group coordinator (__consumer_offsets), one group, one input partition ------------------
 gc_off = Var("gc_off", InOffset, init=0, doc="committed[g][tp]: the group's committed input offset")
@@ -38,6 +41,9 @@ n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by
 n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
 n_prod = Var("n_prod", Copies, index=(Inc, Part, Txn), init=0, doc="copies of Produce(batch i,p,k) in flight")
 n_pres = Var("n_pres", PResp, index=(Inc, Part, Txn), init=PResp.NONE, doc="Produce response in flight")
+n_oab = Var("n_oab", PendingOffset, index=(Inc, Txn), init=-1,
+            doc="a TxnOffsetCommit of transaction (i, k) abandoned on a request timeout, still in flight to the group "
+                "coordinator: the offset it carries (-1: none); its connection is closed, so it is never answered")
 n_mk = Var("n_mk", BOOL, index=(Tid, Part, CEpoch), init=False,
            doc="WriteTxnMarkers(pid, p) in flight from the coordinator of epoch c")
 n_mk_res = Var("n_mk_res", Result, index=(Tid, Part, CEpoch), init=Result.COMMIT, doc="marker result")
@@ -119,8 +125,8 @@ g_illegal = Var("g_illegal", BOOL, init=False, ghost=True,
 g_bound = Var("g_bound", BOOL, init=False, ghost=True,
               doc="a request needed more than the model's bounds: a log slot or an epoch beyond maxe (BOUNDS)")
 
-VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, gc_off, gc_pend,
-        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_mk, n_mk_res, n_mk_e,
+VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, pc_oc, gc_off, gc_pend,
+        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
@@ -128,3 +134,11 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
         g_illegal, g_bound)
+
+
+def call_offset(inc, txn):
+    """The offset the current sendOffsetsToTransaction call of transaction (inc, txn) commits (kafka-protocol
+    §3.4 O6): the input record's next offset; with `offset_commits` = n, call j = pc_oc of n commits
+    b_src + 1 - (n - j). A TxnOffsetCommit in flight is always the current call's: the client makes the next
+    call only once it is answered, and a copy it abandons carries its offset in n_oab."""
+    return If(MULTI, b_src[inc][txn] + 1 - (Config("offset_commits") - pc_oc[inc]), b_src[inc][txn] + 1)

@@ -12,11 +12,11 @@ gc_off, or the one after a commit whose marker on __consumer_offsets is not writ
 from txncheck.spec.expr import And, Exists, ForAll, If, Implies, Not
 from txncheck.spec.model import Always
 
-from ..domains import (CTP, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind, Outcome, Part, PcState, Rq, Slot, Txn, tid_of,
+from ..domains import (CTP, MULTI, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind, Outcome, Part, PcState, Rq, Slot, Txn, tid_of,
                        writes_to, TxnState as S)
 from ..properties import data
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
-                     log_src, n_cresp, n_cresp_e, pc_b, pc_e, pc_k, pc_rq, pc_st, pl_first, pl_open, tc_e,
+                     log_src, n_cresp, n_cresp_e, n_oab, pc_b, pc_e, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
 from .base import IN_TXN, data_of, each_batch, each_slot, each_tid, slot_of
 
@@ -131,4 +131,9 @@ INVARIANTS = (
         And(TV2, n_cresp[i] == CResp.OK, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)), n_cresp_e[i] == pc_e[i] + 1)),
            "Under TV2 an EndTxn answered NONE hands the client exactly the next epoch: the coordinator bumped the "
            "epoch the client sent by one (or answers a retry of that EndTxn with the epoch it bumped to)."),
+    Always("IND-166", Implies(Not(MULTI), ForAll(Inc, lambda i: And(
+        pc_oc[i] == 0, ForAll(Txn, lambda k: n_oab[i][k] == -1)))),
+           "With one sendOffsetsToTransaction call per transaction (offset_commits = 1) no call is counted and no "
+           "TxnOffsetCommit is abandoned: PC-23 and PC-24, the only rows that count calls or abandon one, need "
+           "offset_commits >= 2."),
 )
