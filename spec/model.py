@@ -6,7 +6,7 @@ sets its switches; a variant is a named, documented edit of it with the property
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 from .domains import Domain

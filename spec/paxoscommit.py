@@ -7,7 +7,7 @@ are all subsets of the acceptors with more than half of them. With 2 RMs, 3 acce
 {0, 1} TLC reports 1,321,761 distinct states.
 """
 from .domains import BOOL, EnumDomain, IdSet, IntRange, SubsetDomain
-from .expr import And, Exists, ForAll, If, Implies, Member, Not, Or, Param, Var
+from .expr import And, Exists, ForAll, If, Implies, Member, Not, Param, Var
 from .model import (AddRow, Always, ConfigParam, DropRow, NamedConfig, Row, Sometimes, Spec,
                     Table, Variant)
 from .sequence import ALL, At, Channel, Field, Lane, Receive

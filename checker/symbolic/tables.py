@@ -50,7 +50,7 @@ from txncheck.spec.errors import SpecError
 from txncheck.spec.evaluate import cells_read
 from txncheck.spec.grounder import Grounder
 from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GroundAction, GroundModel
-from .encode import Encoder, Timer, as_bool, domain_constraints, make_state, value_of
+from .encode import Encoder, Timer, domain_constraints, make_state, value_of
 
 CHECKS = ("determinism", "completeness", "type", "conformance")
 
