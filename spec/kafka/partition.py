@@ -203,6 +203,14 @@ ROWS = (
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-15 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
+    Row("PL-18", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), Or(needs_verify, pl_ver[p][T] != Ver.NONE)),
+        updates=(),
+        ref="model timing restriction (kafka-protocol §3.4 O6): a late copy that would need its own verification "
+            "(no open span at its epoch under verify or tv2), or that finds another batch of its pid held for "
+            "verification (as PL-12), stays in the network until a span at its epoch is open or the epoch check "
+            "refuses it; Kafka would verify it itself",
+        doc="Not taken yet: the copy stays in flight and nothing changes (a stutter step)."),
     # -- WriteTxnMarkers (§3.8) ------------------------------------------------------------------------
     Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
         updates=(n_mk[t][p][c].set(False),),
