@@ -10,6 +10,8 @@ import signal
 import sys
 
 # nothing heavy is imported before the signal handlers are in place (numpy takes a tenth of a second)
+from txncheck.checker.processes import redeliver_swallowed_signals
+
 from .exit_codes import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 
 EXIT_CODES = """exit codes:
@@ -88,6 +90,7 @@ class _Signals:
     def __init__(self):
         self.received: int | None = None
         self.previous: dict = {}
+        self.undo_hook = lambda: None
 
     def _handle(self, signum, frame):
         self.received = signum
@@ -99,10 +102,18 @@ class _Signals:
                 self.previous[sig] = signal.signal(sig, self._handle)
             except ValueError:  # not the main thread (an embedding program): leave its handlers alone
                 pass
+        if self.previous:
+            self.undo_hook = redeliver_swallowed_signals(self._signal_of)
+
+    def _signal_of(self, exc: BaseException) -> int | None:
+        if isinstance(exc, KeyboardInterrupt) and self.received == signal.SIGINT:
+            return signal.SIGINT
+        return signal.SIGTERM if isinstance(exc, Terminated) else None
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
+        self.undo_hook()
 
     def exit_code(self) -> int | None:
         if self.received is None:

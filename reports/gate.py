@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from txncheck.checker import engines, resources
 from txncheck.checker.outcome import ExploreOptions
+from txncheck.checker.processes import redeliver_swallowed_signals
 from txncheck.checker.run import check, trace_path
 from txncheck.checker.symbolic.status import CTI, HOLDS_TO_DEPTH, PROVED, UNKNOWN, VIOLATED
 from txncheck.spec import loader
@@ -206,6 +207,7 @@ def worker(out_root: str, jobs: int, conn) -> None:
     def _term(signum, frame):
         raise SystemExit(143)
     signal.signal(signal.SIGTERM, _term)
+    redeliver_swallowed_signals(lambda exc: signal.SIGTERM if isinstance(exc, SystemExit) else None)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the gate stops its entries itself
     _interrupt_solver_on_sigterm()
     try:
