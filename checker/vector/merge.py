@@ -22,6 +22,16 @@ from ..lookup import group_starts
 from .spill import SpillDir, read_rows
 
 _U64 = np.uint64
+READ_AHEAD = 1 << 20       # entries read ahead from each run merged, at most (and without a budget)
+MIN_READ_AHEAD = 4096      # however small the budget: below this, numpy's per-call costs dominate
+
+
+def read_ahead(share: int | None, runs: int, entry: int, copies: int) -> int:
+    """Entries to read ahead from each of `runs` runs merged (`entry` bytes each) so that the `copies` of
+    them a merge step holds fit in `share` bytes."""
+    if share is None:
+        return READ_AHEAD
+    return max(MIN_READ_AHEAD, min(READ_AHEAD, share // (copies * max(runs, 1) * entry)))
 
 
 class Run:

@@ -28,7 +28,7 @@ from ..lookup import contains_sorted, distinct, edge_keys, group_index, least_pe
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
-from .merge import Run, merge_runs
+from .merge import Run, merge_runs, read_ahead
 from .spill import Columns, SpillDir
 from .store import VisitedStore, merge_sorted
 
@@ -135,12 +135,6 @@ class LevelExpander:
         per_state = 2 * self.row_bytes + 8 + (8 * k.G if k.symmetric else 0) + int(self.ratio * CANDIDATE_BYTES)
         size = max(MIN_CHUNK, self.split.chunk // per_state)
         return size - size % k.chunk if size >= k.chunk else size
-
-    def _buffer(self, share: int | None, runs: int, entry: int) -> int:
-        """Entries read ahead from each of `runs` runs so that together they hold about half of `share`."""
-        if share is None:
-            return 1 << 20
-        return max(MIN_CHUNK, share // (2 * max(runs, 1) * entry))
 
     def expand(self, front: LevelStates, base: int, depth: int, at_limit: bool, found: Findings,
                edges: Columns | None, check: Check) -> Expanded:
@@ -255,7 +249,7 @@ class LevelExpander:
         A = _U64(max(self.kernel.n_actions, 1))
         masks = [k for k in runs.runs[0].names() if k.startswith("mask:")]
         parts: dict[str, list] = {k: [] for k in ["fps", "key"] + masks}
-        for block in merge_runs(runs.runs, self._buffer(None, len(runs.runs), 0), ["fps", "key"] + masks):
+        for block in merge_runs(runs.runs, read_ahead(None, len(runs.runs), 0, 2), ["fps", "key"] + masks):
             for k, v in block.items():
                 parts[k].append(v)
         fps = np.concatenate(parts["fps"])
@@ -264,7 +258,7 @@ class LevelExpander:
         entry = 8 + self.row_bytes
         share = self.split.frontier if self.split else None
         states = LevelStates(self.kernel, fps, spill=self.spill, runs=runs.runs,
-                             buffer=self._buffer(share, len(runs.runs), entry))
+                             buffer=read_ahead(share, len(runs.runs), entry, 2))
         self.timing["merge"] += time.perf_counter() - t0
         return (fps, *split_key(key, A), states,
                 {k.removeprefix("mask:"): np.concatenate(parts[k]) for k in masks})

@@ -17,13 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..lookup import contains_sorted
-from .merge import Run, merge_runs
+from .merge import Run, merge_runs, read_ahead
 from .spill import SpillDir, mapped, read_rows
 
 _U64 = np.uint64
 SECTION = 1 << 20  # fingerprints of a spilled block read at a time (8 MiB)
 MERGE_AT = 5  # spilled blocks merged into one when there are this many
-MIN_READ_AHEAD = 4096  # fingerprints read from each block merged, however small the budget
 
 
 def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -139,19 +138,14 @@ class VisitedStore:
             path = self.dir.new("visited")
             runs = [Run(b.n, files={"fps": (b.path, np.dtype(_U64), 0)}) for b in self.disk]
             n = 0
-            for block in merge_runs(runs, self._read_ahead(len(runs))):
+            # a merge step holds about five copies of what it read (the reads, their concatenation, its
+            # order, the merged block)
+            for block in merge_runs(runs, read_ahead(self.budget, len(runs), 8, 5)):
                 self.dir.append(path, block["fps"])
                 n += len(block["fps"])
             for b in self.disk:
                 self.dir.remove(b.path)
             self.disk = [_Block(path, n)]
-
-    def _read_ahead(self, runs: int) -> int:
-        """Fingerprints read ahead from each block merged: a merge step holds about five copies of what
-        it read (the reads, their concatenation, its order, the merged block), so within the budget."""
-        if self.budget is None:
-            return SECTION
-        return max(MIN_READ_AHEAD, min(SECTION, self.budget // (5 * runs * 8)))
 
     # -- results ------------------------------------------------------------------------------
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
