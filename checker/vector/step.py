@@ -249,7 +249,8 @@ class LevelExpander:
         A = _U64(max(self.kernel.n_actions, 1))
         masks = [k for k in runs.runs[0].names() if k.startswith("mask:")]
         parts: dict[str, list] = {k: [] for k in ["fps", "key"] + masks}
-        for block in merge_runs(runs.runs, read_ahead(None, len(runs.runs), 0, 2), ["fps", "key"] + masks):
+        ahead = read_ahead(self.split.next_level if self.split else None, len(runs.runs), 16 + len(masks), 2)
+        for block in merge_runs(runs.runs, ahead, ["fps", "key"] + masks):
             for k, v in block.items():
                 parts[k].append(v)
         fps = np.concatenate(parts["fps"])
