@@ -82,12 +82,12 @@ def merge_runs(runs: Sequence[Run], buffer: int, names: Sequence[str] | None = N
         names = [k for k in (runs[0].columns or runs[0].files)] if runs else []
     names = ["fps"] + [k for k in names if k != "fps"]
     pos = [0] * len(runs)
-    ahead = [max(int(buffer), 1)] * len(runs)
+    ahead = max(int(buffer), 1)
     while True:
         live = [i for i, r in enumerate(runs) if pos[i] < r.n]
         if not live:
             return
-        heads = {i: runs[i].read("fps", pos[i], min(pos[i] + ahead[i], runs[i].n)) for i in live}
+        heads = {i: runs[i].read("fps", pos[i], min(pos[i] + ahead, runs[i].n)) for i in live}
         tails = [heads[i][-1] for i in live if pos[i] + len(heads[i]) < runs[i].n]
         bound = min(tails) if tails else None
         parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
