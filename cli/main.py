@@ -76,9 +76,9 @@ def build_parser():
     p = _Parser(prog="txncheck", description="Exhaustive model checking of transactional protocols "
                 "written as state-transition tables (Kafka exactly-once transactions and more).",
                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from . import bmc, check, gate, new, replay, report, specs, tables, view
+    from . import bmc, check, gate_args, new, replay, report, specs, tables, view
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for mod in (specs, check, replay, view, report, tables, bmc, gate, new):  # z3 is imported only when tables/bmc run
+    for mod in (specs, check, replay, view, report, tables, bmc, gate_args, new):  # z3 is imported only when tables/bmc run
         mod.register(sub)
     return p
 

@@ -5,10 +5,6 @@ import os
 import re
 import sys
 
-from txncheck.traces.replay import replay
-from txncheck.traces.schema import load
-from txncheck.traces.text import trace_text
-
 
 def register(sub):
     p = sub.add_parser("replay", help="re-execute a trace file and confirm what it claims")
@@ -22,6 +18,9 @@ def register(sub):
 
 
 def run(args) -> int:
+    from txncheck.traces.replay import replay
+    from txncheck.traces.schema import load
+    from txncheck.traces.text import trace_text
     trace = load(args.trace)
     if args.show:
         _emit(trace_text(trace))  # as `check` writes it, or plainer if the trace's model cannot be built
