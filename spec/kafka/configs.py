@@ -22,6 +22,10 @@ PARAMS = (
     ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
     ConfigParam("tl_failures", 0, "budget: transaction-log appends of an epoch fence (PrepareAbort after "
                 "InitProducerId or a timeout) that fail, e.g. NOT_ENOUGH_REPLICAS", lo=0, hi=3),
+    ConfigParam("marker_dups", 0, "budget: stale WriteTxnMarkers copies: a marker request whose request timed out at the "
+                "coordinator (connection closed, the same markers re-sent) while the partition leader may still execute "
+                "it, at any later time, unanswered (kafka-protocol §3.8 marker re-send); at most one per tid and "
+                "partition in flight", lo=0, hi=3),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
     ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "
