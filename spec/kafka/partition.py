@@ -1,4 +1,5 @@
-"""Partition leader table: Produce (§3.5), verification hand-off (§3.11), WriteTxnMarkers (§3.8),
+"""Partition leader table: Produce (§3.5), verification hand-off (§3.11), WriteTxnMarkers (§3.8) and
+its stale copies (a request the coordinator re-sent on a timeout, NET-10, executed late and unanswered),
 producer-state expiry (§3.12 X2). With `ctp`, partition `parts` is the group's __consumer_offsets
 partition op, whose leader is the group coordinator: a TxnOffsetCommit is a transactional batch on
 op checked for generation (O2) and epoch (O4) but not sequence; its append records
