@@ -155,7 +155,7 @@ def test_structural_properties_are_ghost_flags_set_only_by_assertion_rows():
     writers = {v.name: sorted(r.id for r in SPEC.rows if any(u.target.var is v for u in r.updates))
                for v in (g_illegal, g_bound)}
     assert writers == {"g_illegal": ["TC-90", "TC-93", "TC-94", "TC-95", "TC-97", "TL-07"],
-                       "g_bound": ["PC-22", "PL-13", "PL-14", "PL-17", "PL-23", "TC-91", "TC-92", "TC-96"]}
+                       "g_bound": ["PC-22", "PL-13", "PL-14", "PL-17", "PL-23", "PL-27", "TC-91", "TC-92", "TC-96"]}
     for rid in writers["g_illegal"] + writers["g_bound"]:
         assert len(SPEC.row(rid).updates) == 1, rid  # the assertion changes no protocol state
 

@@ -17,8 +17,8 @@ from txncheck.spec.sequence import At, Channel, Field, Lane
 
 from .domains import OP, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, call_offset, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_oab, n_pres, n_prod, pc_e, pc_rq,
-                    pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
+from .state import (b_e, b_s, call_offset, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e,
+                    n_mkd_res, n_oab, n_pres, n_prod, pc_e, pc_rq, pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
 
 
 # places of the tables' rows (the tables import these)
@@ -130,6 +130,12 @@ CHANNELS = (
             fields=(Field("", n_mk_res[t][p][c]), Field("epoch", n_mk_e[t][p][c]), Field("cepoch", c)),
             doc="the coordinator's marker for p (§3.8), one cell per coordinator epoch; re-driven markers of "
                 "a failover replace a queued one"),
+    Channel("stale WriteTxnMarkers", (t, p), n_mkd[t][p], sender=At("coordinator", t), receiver=PARTITION,
+            names=((TRUE, "WriteTxnMarkers (stale copy)"),),
+            fields=(Field("", n_mkd_res[t][p]), Field("epoch", n_mkd_e[t][p]), Field("cepoch", n_mkd_c[t][p])),
+            doc="a WriteTxnMarkers request the coordinator gave up on at its request timeout (NET-10: the "
+                "connection is closed and the same markers re-sent); the leader may still execute it, and nobody "
+                "hears its answer (kafka-protocol §3.8 marker re-send)"),
     Channel("transaction log append", (t,), tc_pend[t] != Pend.NONE, sender=At("coordinator", t), receiver=TXN_LOG,
             names=((tc_pend[t] == Pend.Empty, "append Empty"), (tc_pend[t] == Pend.Ongoing, "append Ongoing"),
                    (tc_pend[t] == Pend.PrepareCommit, "append PrepareCommit"),

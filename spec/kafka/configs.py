@@ -22,6 +22,10 @@ PARAMS = (
     ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
     ConfigParam("tl_failures", 0, "budget: transaction-log appends of an epoch fence (PrepareAbort after "
                 "InitProducerId or a timeout) that fail, e.g. NOT_ENOUGH_REPLICAS", lo=0, hi=3),
+    ConfigParam("marker_dups", 0, "budget: stale WriteTxnMarkers copies: a marker request whose request timed out at the "
+                "coordinator (connection closed, the same markers re-sent) while the partition leader may still execute "
+                "it, at any later time, unanswered (kafka-protocol §3.8 marker re-send); at most one per tid and "
+                "partition in flight", lo=0, hi=3),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
     ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "
@@ -80,8 +84,8 @@ CONFIGS = (
                 "of 1 coordinator timeout abort, 1 coordinator failover, 1 Produce delayed past the client's "
                 "delivery timeout (PC-12), 1 client retry of an in-flight Produce or TxnOffsetCommit (PC-13), and "
                 "1 lost coordinator request or response (NET-01/02: InitProducerId and EndTxn, under kip98 and "
-                "verify also AddPartitionsToTxn and AddOffsetsToTxn). Markers are neither lost nor duplicated in "
-                "this model. 8,678,162 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
+                "verify also AddPartitionsToTxn and AddOffsetsToTxn). Markers are never lost, and no stale "
+                "marker copy is sent (marker_dups is 0 in every shipped config; F7). 8,678,162 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
                 "the vector engine); tv2 violates only FENCE-1, through a retried TxnOffsetCommit (F4, at depth 24, "
                 "4 s without --continue); verify passes (18.7 million states, 3 minutes of search); kip98 violates TRACK-1 and "
                 "LIVE-1 (B1 a).", heavy=True),

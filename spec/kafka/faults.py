@@ -10,9 +10,10 @@ from txncheck.spec.model import Row, Table
 from txncheck.spec.sequence import At, Receive
 
 from .chart import NETWORK
-from .domains import tid_used, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
-from .params import i, t
-from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last,
+from .domains import tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
+from .params import c, i, p, t
+from .state import (env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e, n_mk_res, n_mkd,
+                    n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
@@ -29,7 +30,21 @@ NET = Table("network", (
         updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
         tags=("network",),
         ref="kafka-protocol §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
-), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).", at=NETWORK)
+    Row("NET-10", "network", "WriteTxnMarkers request timeout: re-sent, the first copy still in flight", params=(t, p, c),
+        guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c == tc_ce[t], Not(n_mkd[t][p]),
+               env_mkd < Config("marker_dups")),
+        updates=(n_mkd[t][p].set(True), n_mkd_res[t][p].set(n_mk_res[t][p][c]), n_mkd_e[t][p].set(n_mk_e[t][p][c]),
+                 n_mkd_c[t][p].set(c), env_mkd.set(env_mkd + 1)),
+        tags=("network",),
+        ref="kafka-protocol §3.8 marker re-send; NetworkClient.handleTimedOutRequests (request.timeout.ms: the "
+            "connection is closed, the request completes as disconnected), TransactionMarkerRequestCompletionHandler."
+            "onComplete (wasDisconnected and the coordinator epoch unchanged: addTxnMarkersToBrokerQueue with the "
+            "marker's own producer epoch, result and coordinator epoch)",
+        doc="The request the coordinator gave up on becomes the stale copy (its own result, producer epoch and "
+            "coordinator epoch, n_mkd); the live cell is the re-sent request, delivered and answered as before "
+            "(PL-20..PL-23). The stale copy reaches the leader at any later time, or never (PL-24..PL-27)."),
+), doc="Loss of coordinator requests and responses; a WriteTxnMarkers request re-sent on a timeout while its first "
+       "copy is still in flight (delivery order is free: the network is a bag).", at=NETWORK)
 
 prev = Max(i - 1, 0)
 pend_state = If(tc_pend[t] == Pend.Empty, S.Empty, If(tc_pend[t] == Pend.Ongoing, S.Ongoing,

@@ -1,4 +1,5 @@
-"""Partition leader table: Produce (§3.5), verification hand-off (§3.11), WriteTxnMarkers (§3.8),
+"""Partition leader table: Produce (§3.5), verification hand-off (§3.11), WriteTxnMarkers (§3.8) and
+its stale copies (a request the coordinator re-sent on a timeout, NET-10, executed late and unanswered),
 producer-state expiry (§3.12 X2). With `ctp`, partition `parts` is the group's __consumer_offsets
 partition op, whose leader is the group coordinator: a TxnOffsetCommit is a transactional batch on
 op checked for generation (O2) and epoch (O4) but not sequence; its append records
@@ -21,7 +22,7 @@ from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, R
 from .params import c, i, k, p, T, t
 from .state import (b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
-                    n_oab, n_pres, n_prod, pc_st,
+                    n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
@@ -111,6 +112,18 @@ def marker_rejected(epoch):
 
 
 w3_bad = marker_rejected(me)
+
+# ---- a stale WriteTxnMarkers copy at p (§3.8 marker re-send): the message's own fields, nobody waits for its answer --
+stale = n_mkd[t][p]
+stale_c = n_mkd_c[t][p]
+stale_e = n_mkd_e[t][p]
+stale_w3_bad = marker_rejected(stale_e)
+
+
+def drop_stale():
+    """The stale copy is gone (executed or refused); its answer goes to a closed connection."""
+    return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
+
 
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
@@ -235,6 +248,37 @@ ROWS = (
         guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] >= Config("slots")),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here",
+        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    # -- a stale WriteTxnMarkers copy (§3.8 marker re-send, NET-10): executed late, its answer dropped ---------
+    Row("PL-24", A, "WriteTxnMarkers (stale copy)", params=(t, p),
+        guard=(tid_used(t), writes_to(p), stale, stale_c < pl_ce[p][t]),
+        updates=drop_stale(),
+        ref="kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
+            "connection); ProducerAppendInfo.checkCoordinatorEpoch",
+        doc="Refused: a marker of a later coordinator epoch was appended at p since."),
+    Row("PL-25", A, "WriteTxnMarkers (stale copy)", params=(t, p),
+        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], stale_w3_bad),
+        updates=drop_stale(),
+        ref="kafka-protocol §3.8 W3 for the stale copy (INVALID_PRODUCER_EPOCH; the answer goes to a closed "
+            "connection); ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
+        doc="Refused by the epoch check: its producer epoch is below the stored one, or under TV2 equal to it while "
+            "a span is open (a later transaction's, the strict check of KIP-1228)."),
+    Row("PL-26", A, "WriteTxnMarkers (stale copy)", params=(t, p),
+        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
+               pl_end[p] < Config("slots")),
+        updates=(*marker_append(n_mkd_res[t][p] == Result.COMMIT, stale_e, stale_c), *drop_stale()),
+        ref="kafka-protocol §3.8 W4-W6 for the stale copy, with its own result, producer epoch and coordinator epoch "
+            "(KafkaApis.handleWriteTxnMarkersRequest runs a request read from a connection the coordinator has "
+            "since closed; SocketServer drops the answer); ProducerAppendInfo.appendEndTxnMarker, "
+            "ProducerStateManager.completeTxn",
+        doc="Appended as PL-22 appends the live marker; the coordinator is not told (it waits for the re-sent "
+            "request's answer, PL-22). Landing after the re-sent marker, and after the next transaction of the same "
+            "epoch opened a span at p, it closes that span with the earlier transaction's result."),
+    Row("PL-27", A, "WriteTxnMarkers (stale copy)", params=(t, p),
+        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
+               pl_end[p] >= Config("slots")),
+        updates=(g_bound.set(True),),
+        ref="model bound (config slots): PL-26 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),

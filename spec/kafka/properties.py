@@ -146,8 +146,9 @@ PROPERTIES = (
            ref="kafka-protocol §5.2 TRACK-1"),
     Always("BOUNDS", And(ForAll(Part, lambda p: pl_end[p] < Config("slots")), Not(g_bound)),
            "The log never fills its last slot, so no append was ever refused for lack of room, and no request "
-           "needed an epoch beyond maxe or a sequence number beyond maxseq (rows PL-13, PL-14, PL-17, PL-23, TC-91, "
-           "TC-92, TC-96, PC-22 set the flag; a config that hits this is too small to be trusted).", ref="model bound"),
+           "needed an epoch beyond maxe or a sequence number beyond maxseq (rows PL-13, PL-14, PL-17, PL-23, PL-27, "
+           "TC-91, TC-92, TC-96, PC-22 set the flag; a config that hits this is too small to be trusted).",
+           ref="model bound"),
     Always("STRUCT-1", Not(g_illegal),
            "No illegal coordinator transition: no handler or transaction-log append reaches one of Kafka's "
            "IllegalStateException assertions (a transition outside validPreviousStates, or a cached Dead / "

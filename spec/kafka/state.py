@@ -48,6 +48,13 @@ n_mk = Var("n_mk", BOOL, index=(Tid, Part, CEpoch), init=False,
            doc="WriteTxnMarkers(pid, p) in flight from the coordinator of epoch c")
 n_mk_res = Var("n_mk_res", Result, index=(Tid, Part, CEpoch), init=Result.COMMIT, doc="marker result")
 n_mk_e = Var("n_mk_e", Epoch, index=(Tid, Part, CEpoch), init=-1, doc="marker producer epoch")
+n_mkd = Var("n_mkd", BOOL, index=(Tid, Part), init=False,
+            doc="a stale copy of WriteTxnMarkers(pid, p) in flight: a request the coordinator gave up on at its "
+                "request timeout (connection closed, markers re-enqueued) that the leader of p may still execute; "
+                "nobody hears its answer")
+n_mkd_res = Var("n_mkd_res", Result, index=(Tid, Part), init=Result.COMMIT, doc="the stale copy's result")
+n_mkd_e = Var("n_mkd_e", Epoch, index=(Tid, Part), init=-1, doc="the stale copy's producer epoch")
+n_mkd_c = Var("n_mkd_c", CEpoch, index=(Tid, Part), init=0, doc="the stale copy's coordinator epoch")
 
 # ---- transaction coordinator: in-memory TransactionMetadata, per tid ----------------------------
 tc_st = Var("tc_st", TxnState, index=(Tid,), init=TxnState.Empty, doc="cached TransactionState")
@@ -92,6 +99,7 @@ env_dup = Var("env_dup", IntRange("Dups", 0, "duplicates"), init=0, doc="client 
 env_loss = Var("env_loss", IntRange("Losses", 0, "losses"), init=0, doc="lost coordinator messages used")
 env_exp = Var("env_exp", IntRange("Expiries", 0, "expiries"), init=0, doc="producer-state expiries used")
 env_tlf = Var("env_tlf", IntRange("TlFailures", 0, "tl_failures"), init=0, doc="failed transaction-log appends used")
+env_mkd = Var("env_mkd", IntRange("MarkerDups", 0, "marker_dups"), init=0, doc="stale WriteTxnMarkers copies used")
 
 # ---- ghost (history) vars -------------------------------------------------------------------------
 log_inc = Var("log_inc", Inc, index=(Part, Slot), init=0, ghost=True, doc="γ: incarnation of the data batch")
@@ -126,11 +134,12 @@ g_bound = Var("g_bound", BOOL, init=False, ghost=True,
               doc="a request needed more than the model's bounds: a log slot or an epoch beyond maxe (BOUNDS)")
 
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, pc_oc, gc_off, gc_pend,
-        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e,
+        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e, n_mkd, n_mkd_res, n_mkd_e,
+        n_mkd_c,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
-        env_to, env_dl, env_dup, env_loss, env_exp, env_tlf,
+        env_to, env_dl, env_dup, env_loss, env_exp, env_tlf, env_mkd,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
         g_illegal, g_bound)

@@ -1,12 +1,12 @@
 """Strengthening invariants for transaction outcomes: ATOM-2, DUR-1 and DUR-3 (see __init__.py).
 """
-from txncheck.spec.expr import And, Exists, ForAll, If, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, tid_of, TxnState as S)
 from ..state import (b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
-                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
+                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_e,
                      tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
 from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, each_batch, each_marker, each_tid, each_tid_part,
@@ -275,4 +275,9 @@ INVARIANTS += (
            "A data batch in the log carries the epoch its client fixed for it (batches are immutable)."),
     Always("IND-124", ForAll(Part, lambda p: Implies(ForAll(Tid, lambda t: Not(pl_open[p][t])), pl_lso[p] == pl_end[p])),
            "With no open span at p, the LSO is the log end (HW)."),
+)
+INVARIANTS += (
+    Always("IND-126", Implies(Config("marker_dups") == 0, each_tid_part(lambda t, p: Not(n_mkd[t][p]))),
+           "With marker_dups = 0 no stale WriteTxnMarkers copy is in flight: NET-10, the only row that makes one, "
+           "spends that budget."),
 )
