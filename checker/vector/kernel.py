@@ -23,7 +23,7 @@ from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.symmetry import permutations
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
-from txncheck.spec.ground_ir import GCell, GroundModel
+from txncheck.spec.ground_ir import GCell, GConst, GroundModel
 from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells
@@ -150,18 +150,23 @@ class VectorKernel:
         prog = Program(lay, self.dtype)
         self.prog = prog
         src: list[str] = []
-        # guards: one generator over a chunk, CSE across actions
+        # guards: one generator over a chunk, CSE across actions; each yields (action, enabled, moves)
+        self.movers = [self._mover(a) for a in m.actions]
         em = Emitter(prog, "full")
-        for a in m.actions:
+        for a, mover in zip(m.actions, self.movers):
             em.lines.append(f"    # {a.label}")
             v = em.as_bool(em.expr(a.guard))
             if v.err:
                 em.emit(f"if {v.err}.any(): _fail_guard({a.id}, C, None, {v.err})")
-            if v.const:
-                if v.lo:
-                    em.emit(f"yield {a.id}, True")
-            else:
-                em.emit(f"yield {a.id}, {v.code}")
+            if v.const and not v.lo:
+                continue
+            moves = "None"
+            if mover is not None:
+                pos, value = mover
+                moves = em.tmp("mv")
+                changes = f"({em.cell(pos)} != {value})"
+                em.emit(f"{moves} = {changes}" if v.const else f"{moves} = {v.code} & {changes}")
+            em.emit(f"yield {a.id}, {'True' if v.const else v.code}, {moves}")
         head = ["def guards(C):", "    if False:", "        yield None  # always a generator, even with no enabled action"]
         if em.uses_index:
             head.append("    _AR = _np.arange(C.shape[1])")
@@ -228,6 +233,27 @@ class VectorKernel:
         self._apply = [ns[f"apply_{a.id}"] for a in m.actions]
         self._terminal = ns["terminal"]
         self._props = {k: ns[v] for k, v in self.prop_funcs.items()}
+
+    def _mover(self, a) -> tuple[int, int] | None:
+        """(cell, value) when the action's only effect is writing the constant `value` to one fixed
+        cell that its guard does not pin: then its successor equals its parent exactly where the cell
+        already holds the value, so the guards mask those states out instead of the expansion
+        comparing fingerprints afterwards (a stuttering step still counts as fired)."""
+        lay = self.layout
+        pins = pinned_cells(a.guard, lay)
+        writes = [(t, v) for t, v in a.updates
+                  if not (isinstance(t, GCell) and isinstance(v, GConst) and pins.get(t.pos) == v.value)]
+        if len(writes) != 1:
+            return None
+        t, v = writes[0]
+        if not (isinstance(t, GCell) and isinstance(v, GConst)) or t.pos in pins:
+            return None
+        lo, hi = lay.cell_lo[t.pos], lay.cell_hi[t.pos]
+        if not lo <= v.value <= hi:
+            return None  # the update fails wherever the action is enabled: the delta reports it
+        # fingerprint stutter must be exactly state stutter: distinct Zobrist values for the cell
+        z = self.ZT[t.pos, [self._idx_of_value(t.pos, x) for x in range(lo, hi + 1)]]
+        return (t.pos, v.value) if len(np.unique(z)) == len(z) else None
 
     def _updates_code(self, prog, a, em: Emitter, check: bool):
         """Emit values and targets of an action's updates (rows mode). Returns [(pos|None, pcode|None, Val)]."""
@@ -531,20 +557,29 @@ class VectorKernel:
                 k = C.shape[1]
                 hs = has[a0:a0 + k]
                 allrows = None
-                for aid, mask in self._guards(C):
+                for aid, mask, moves in self._guards(C):
                     if mask is True:
                         if allrows is None:
                             allrows = np.arange(k)
                         rows = allrows
                         if need_has:
                             hs[:] = True
+                        fired[aid] += k
                     else:
-                        rows = np.flatnonzero(mask)
-                        if not len(rows):
+                        if moves is None:
+                            rows = np.flatnonzero(mask)
+                            enabled = len(rows)
+                        else:
+                            enabled = np.count_nonzero(mask)
+                        if not enabled:
                             continue
+                        fired[aid] += enabled
                         if need_has:
                             hs |= mask
-                    fired[aid] += len(rows)
+                    if moves is not None:  # the guards left out the states it leaves unchanged
+                        rows = np.flatnonzero(moves)
+                        if not len(rows):
+                            continue
                     d = delta[aid](C, rows)
                     R = rows + a0 if a0 else rows
                     pf = fps[R]
@@ -552,7 +587,7 @@ class VectorKernel:
                         cf = (P[:, R] ^ d).min(axis=0)
                     else:
                         cf = pf ^ d
-                    if stutter[aid]:
+                    if stutter[aid] and (sym or moves is None):
                         keep = cf != pf
                         if not keep.all():
                             cf = cf[keep]
