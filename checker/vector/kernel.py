@@ -582,12 +582,16 @@ class VectorKernel:
                             continue
                     d = delta[aid](C, rows)
                     R = rows + a0 if a0 else rows
+                    check = stutter[aid] and (sym or moves is None)
                     pf = fps[R]
                     if sym:
                         cf = (P[:, R] ^ d).min(axis=0)
-                    else:
+                    elif check:
                         cf = pf ^ d
-                    if stutter[aid] and (sym or moves is None):
+                    else:
+                        cf = pf
+                        cf ^= d
+                    if check:
                         keep = cf != pf
                         if not keep.all():
                             cf = cf[keep]
