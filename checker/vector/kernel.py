@@ -150,23 +150,19 @@ class VectorKernel:
         prog = Program(lay, self.dtype)
         self.prog = prog
         src: list[str] = []
-        # guards: one generator over a chunk, CSE across actions; each yields (action, enabled, moves)
+        # guards: one generator over a chunk, CSE across actions
         self.movers = [self._mover(a) for a in m.actions]
         em = Emitter(prog, "full")
-        for a, mover in zip(m.actions, self.movers):
+        for a in m.actions:
             em.lines.append(f"    # {a.label}")
             v = em.as_bool(em.expr(a.guard))
             if v.err:
                 em.emit(f"if {v.err}.any(): _fail_guard({a.id}, C, None, {v.err})")
-            if v.const and not v.lo:
-                continue
-            moves = "None"
-            if mover is not None:
-                pos, value = mover
-                moves = em.tmp("mv")
-                changes = f"({em.cell(pos)} != {value})"
-                em.emit(f"{moves} = {changes}" if v.const else f"{moves} = {v.code} & {changes}")
-            em.emit(f"yield {a.id}, {'True' if v.const else v.code}, {moves}")
+            if v.const:
+                if v.lo:
+                    em.emit(f"yield {a.id}, True")
+            else:
+                em.emit(f"yield {a.id}, {v.code}")
         head = ["def guards(C):", "    if False:", "        yield None  # always a generator, even with no enabled action"]
         if em.uses_index:
             head.append("    _AR = _np.arange(C.shape[1])")
@@ -237,8 +233,8 @@ class VectorKernel:
     def _mover(self, a) -> tuple[int, int] | None:
         """(cell, value) when the action's only effect is writing the constant `value` to one fixed
         cell that its guard does not pin: then its successor equals its parent exactly where the cell
-        already holds the value, so the guards mask those states out instead of the expansion
-        comparing fingerprints afterwards (a stuttering step still counts as fired)."""
+        already holds the value, so the expansion masks those states out before the delta instead of
+        comparing fingerprints after the delta (a stuttering step still counts as fired)."""
         lay = self.layout
         pins = pinned_cells(a.guard, lay)
         writes = [(t, v) for t, v in a.updates
@@ -549,6 +545,7 @@ class VectorKernel:
         out_fp, out_rows, out_act, out_len = [], [], [], []
         delta = self._delta
         stutter = self.may_stutter
+        movers = self.movers
         sym = self.symmetric
         chunk = self.chunk
         with np.errstate(all="ignore"):
@@ -557,7 +554,8 @@ class VectorKernel:
                 k = C.shape[1]
                 hs = has[a0:a0 + k]
                 allrows = None
-                for aid, mask, moves in self._guards(C):
+                for aid, mask in self._guards(C):
+                    mover = movers[aid]
                     if mask is True:
                         if allrows is None:
                             allrows = np.arange(k)
@@ -566,7 +564,7 @@ class VectorKernel:
                             hs[:] = True
                         fired[aid] += k
                     else:
-                        if moves is None:
+                        if mover is None:
                             rows = np.flatnonzero(mask)
                             enabled = len(rows)
                         else:
@@ -576,13 +574,14 @@ class VectorKernel:
                         fired[aid] += enabled
                         if need_has:
                             hs |= mask
-                    if moves is not None:  # the guards left out the states it leaves unchanged
-                        rows = np.flatnonzero(moves)
+                    if mover is not None:  # only the states it changes
+                        changes = C[mover[0]] != mover[1]
+                        rows = np.flatnonzero(changes if mask is True else changes & mask)
                         if not len(rows):
                             continue
                     d = delta[aid](C, rows)
                     R = rows + a0 if a0 else rows
-                    check = stutter[aid] and (sym or moves is None)
+                    check = stutter[aid] and (sym or mover is None)
                     pf = fps[R]
                     if sym:
                         cf = (P[:, R] ^ d).min(axis=0)

@@ -46,7 +46,7 @@ def simulated_states(m: GroundModel, walks: int = 2000, length: int = 80, seed: 
         C = cols[:, alive]
         en = np.zeros((A, C.shape[1]), dtype=bool)
         with np.errstate(all="ignore"):
-            for aid, mask, _ in kernel._guards(C):
+            for aid, mask in kernel._guards(C):
                 en[aid] = True if mask is True else mask
         cnt = en.sum(axis=0)
         live = cnt > 0
