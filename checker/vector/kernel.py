@@ -575,8 +575,14 @@ class VectorKernel:
                         if need_has:
                             hs |= mask
                     if mover is not None:  # only the states it changes
-                        changes = C[mover[0]] != mover[1]
-                        rows = np.flatnonzero(changes if mask is True else changes & mask)
+                        cell = C[mover[0]]
+                        if mask is True:
+                            rows = np.flatnonzero(cell != mover[1])
+                        elif enabled * 8 >= k:  # dense: compare whole columns
+                            rows = np.flatnonzero(mask & (cell != mover[1]))
+                        else:
+                            rows = np.flatnonzero(mask)
+                            rows = rows[cell[rows] != mover[1]]
                         if not len(rows):
                             continue
                     d = delta[aid](C, rows)
