@@ -41,11 +41,11 @@ def distinct(c: np.ndarray) -> np.ndarray:
 
 def edge_keys(rows: np.ndarray, actions: np.ndarray, A: np.uint64, offset: int = 0) -> np.ndarray:
     """The key (parent row + offset) · A + action of each candidate: ordered as (parent row, action)."""
-    key = rows.astype(_U64)
+    # rows and actions are non-negative: the unsafe casts convert them in the same pass
+    key = np.multiply(rows, A, dtype=_U64, casting="unsafe")
     if offset:
-        key += _U64(offset)
-    key *= A
-    key += actions.astype(_U64)
+        key += _U64(offset) * A
+    np.add(key, actions, out=key, dtype=_U64, casting="unsafe")
     return key
 
 

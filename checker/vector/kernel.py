@@ -23,7 +23,7 @@ from txncheck.checker.fingerprint import Fingerprinter
 from txncheck.checker.symmetry import permutations
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
-from txncheck.spec.ground_ir import GCell, GroundModel
+from txncheck.spec.ground_ir import GCell, GConst, GroundModel
 from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells
@@ -151,6 +151,7 @@ class VectorKernel:
         self.prog = prog
         src: list[str] = []
         # guards: one generator over a chunk, CSE across actions
+        self.movers = [self._mover(a) for a in m.actions]
         em = Emitter(prog, "full")
         for a in m.actions:
             em.lines.append(f"    # {a.label}")
@@ -228,6 +229,27 @@ class VectorKernel:
         self._apply = [ns[f"apply_{a.id}"] for a in m.actions]
         self._terminal = ns["terminal"]
         self._props = {k: ns[v] for k, v in self.prop_funcs.items()}
+
+    def _mover(self, a) -> tuple[int, int] | None:
+        """(cell, value) when the action's only effect is writing the constant `value` to one fixed
+        cell that its guard does not pin: then its successor equals its parent exactly where the cell
+        already holds the value, so the expansion masks those states out before the delta instead of
+        comparing fingerprints after the delta (a stuttering step still counts as fired)."""
+        lay = self.layout
+        pins = pinned_cells(a.guard, lay)
+        writes = [(t, v) for t, v in a.updates
+                  if not (isinstance(t, GCell) and isinstance(v, GConst) and pins.get(t.pos) == v.value)]
+        if len(writes) != 1:
+            return None
+        t, v = writes[0]
+        if not (isinstance(t, GCell) and isinstance(v, GConst)) or t.pos in pins:
+            return None
+        lo, hi = lay.cell_lo[t.pos], lay.cell_hi[t.pos]
+        if not lo <= v.value <= hi:
+            return None  # the update fails wherever the action is enabled: the delta reports it
+        # fingerprint stutter must be exactly state stutter: distinct Zobrist values for the cell
+        z = self.ZT[t.pos, [self._idx_of_value(t.pos, x) for x in range(lo, hi + 1)]]
+        return (t.pos, v.value) if len(np.unique(z)) == len(z) else None
 
     def _updates_code(self, prog, a, em: Emitter, check: bool):
         """Emit values and targets of an action's updates (rows mode). Returns [(pos|None, pcode|None, Val)]."""
@@ -523,6 +545,7 @@ class VectorKernel:
         out_fp, out_rows, out_act, out_len = [], [], [], []
         delta = self._delta
         stutter = self.may_stutter
+        movers = self.movers
         sym = self.symmetric
         chunk = self.chunk
         with np.errstate(all="ignore"):
@@ -532,27 +555,48 @@ class VectorKernel:
                 hs = has[a0:a0 + k]
                 allrows = None
                 for aid, mask in self._guards(C):
+                    mover = movers[aid]
                     if mask is True:
                         if allrows is None:
                             allrows = np.arange(k)
                         rows = allrows
                         if need_has:
                             hs[:] = True
+                        fired[aid] += k
                     else:
-                        rows = np.flatnonzero(mask)
-                        if not len(rows):
+                        if mover is None:
+                            rows = np.flatnonzero(mask)
+                            enabled = len(rows)
+                        else:
+                            enabled = np.count_nonzero(mask)
+                        if not enabled:
                             continue
+                        fired[aid] += enabled
                         if need_has:
                             hs |= mask
-                    fired[aid] += len(rows)
+                    if mover is not None:  # only the states it changes
+                        cell = C[mover[0]]
+                        if mask is True:
+                            rows = np.flatnonzero(cell != mover[1])
+                        elif enabled * 8 >= k:  # dense: compare whole columns
+                            rows = np.flatnonzero(mask & (cell != mover[1]))
+                        else:
+                            rows = np.flatnonzero(mask)
+                            rows = rows[cell[rows] != mover[1]]
+                        if not len(rows):
+                            continue
                     d = delta[aid](C, rows)
                     R = rows + a0 if a0 else rows
+                    check = stutter[aid] and (sym or mover is None)
                     pf = fps[R]
                     if sym:
                         cf = (P[:, R] ^ d).min(axis=0)
-                    else:
+                    elif check:
                         cf = pf ^ d
-                    if stutter[aid]:
+                    else:
+                        cf = pf
+                        cf ^= d
+                    if check:
                         keep = cf != pf
                         if not keep.all():
                             cf = cf[keep]
