@@ -12,6 +12,7 @@ from txncheck.spec.sequence import At, Receive
 from .chart import NETWORK
 from .domains import tid_used, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import i, t
+from .requests import cleared
 from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
@@ -22,7 +23,7 @@ d = Param("durable", BOOL)
 NET = Table("network", (
     Row("NET-01", "network", "drop a coordinator request", params=(i,),
         guard=(n_creq[i], env_loss < Config("losses")),
-        updates=(n_creq[i].set(False), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
+        updates=(*cleared(), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
         ref="kafka-protocol §1.7 network: drop (the client times out, outcome indefinite)"),
     Row("NET-02", "network", "drop a coordinator response", params=(i,),
         guard=(n_cresp[i] != CResp.NONE, env_loss < Config("losses")),

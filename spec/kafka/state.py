@@ -36,6 +36,9 @@ gc_pend = Var("gc_pend", PendingOffset, index=(Tid,), init=-1,
 
 # ---- network (bag of in-flight messages) ------------------------------------------------------
 n_creq = Var("n_creq", BOOL, index=(Inc,), init=False, doc="the client's coordinator request is in flight")
+n_creq_rq = Var("n_creq_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of that request (NONE: none in flight)")
+n_creq_e = Var("n_creq_e", Epoch, index=(Inc,), init=-1, doc="producer epoch that request carries")
+n_creq_p = Var("n_creq_p", Part, index=(Inc,), init=0, doc="partition an AddPartitionsToTxn / AddOffsetsToTxn adds")
 n_cresp = Var("n_cresp", CResp, index=(Inc,), init=CResp.NONE, doc="coordinator response in flight")
 n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by that response")
 n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
@@ -126,7 +129,7 @@ g_bound = Var("g_bound", BOOL, init=False, ghost=True,
               doc="a request needed more than the model's bounds: a log slot or an epoch beyond maxe (BOUNDS)")
 
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, pc_oc, gc_off, gc_pend,
-        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e,
+        n_creq, n_creq_rq, n_creq_e, n_creq_p, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,

@@ -1,13 +1,14 @@
 """Strengthening invariants of the coordinator's cache and log, the partition log, markers, clients
 and decisions (see __init__.py). The IND-1x group is the coordinator, IND-2x the partition log, IND-3x
 markers, IND-4x/5x clients and decisions; the helpers below are shared with the other modules."""
-from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
-from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
-                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
+from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
+                    n_cresp_e, n_mk,
+                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
                     tl_st)
 
@@ -163,6 +164,13 @@ INVARIANTS = (
     Always("IND-53", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(TV2, decided(i, k), pc_k[i] == k, pc_st[i].is_in(*IN_TXN)), pc_e[i] < tl_e[tid_of(i)]))),
            "Under TV2, a client still inside a decided transaction holds an epoch below the durable one."),
+    Always("IND-54", ForAll(Inc, lambda i: If(
+        n_creq[i],
+        And(n_creq_rq[i] == pc_rq[i], n_creq_e[i] == pc_e[i], n_creq_p[i] == If(pc_rq[i] == Rq.ADD, pc_rqp[i], 0)),
+        And(n_creq_rq[i] == Rq.NONE, n_creq_e[i] == -1, n_creq_p[i] == 0))),
+           "The coordinator request in flight carries the client's outstanding request (kind, epoch and, for an "
+           "add, partition), which the client does not change while it is outstanding; a request not in flight "
+           "leaves no fields in the network."),
     # -- partition log ------------------------------------------------------------------------------
     Always("IND-21", each_tid_part(lambda t, p: Implies(
         pl_ver[p][t] == Ver.OK, And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p]))),
