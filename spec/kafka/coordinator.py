@@ -28,7 +28,7 @@ from .chart import COORDINATOR, PARTITION, TXN_LOG
 from .domains import (tid_used, MAXP, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, Rq,
                       TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
 from .params import c, i, k, p, T, t
-from .requests import LIVE
+from .requests import LATE, LIVE
 from .state import (pc_st, b_e, env_to, g_ci, g_ck, g_f2, n_cresp, n_cresp_e, n_pres, pc_e,
                     pl_ver, pl_vi, pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli,
                     tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_fence, w_vrej, g_pk,
@@ -149,6 +149,20 @@ def apply_ongoing():
 
 
 starts_txn = tc_st[t] != S.Ongoing
+# a client's request prepared the transition: the live copy (the client waits) or a late copy (nobody does)
+by_request = tc_pend_by[t].is_in(PendBy.CLIENT, PendBy.ABANDONED)
+
+
+# γ: the add's transaction owns the coordinator's transaction when it starts one, or when none owns it (one a late
+# add opened, g_ck = 0)
+owns = Or(starts_txn, g_ck[t] == 0)
+
+
+def answer_waiting(epoch):
+    """The append's callback answers NONE (with `epoch`) to client i if it waits; a late copy's answer is written
+    to a closed connection and lost."""
+    waits = tc_pend_by[t] == PendBy.CLIENT
+    return (n_cresp[i].set(If(waits, CResp.OK, n_cresp[i])), n_cresp_e[i].set(If(waits, epoch, n_cresp_e[i])))
 is_prepare = tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort)
 
 KAFKA_PREV = {"Empty": ("Empty", "CompleteCommit", "CompleteAbort"),
@@ -172,6 +186,12 @@ prepare_from = Or(And(is_pc, completes_from("PrepareCommit")), And(Not(is_pc), c
 valid_completion = Or(And(tc_pend[t] == Pend.Empty, completes_from("Empty")),
                       And(tc_pend[t] == Pend.Ongoing, completes_from("Ongoing")),
                       And(is_prepare, prepare_from))
+
+
+def adopt(cp):
+    """γ: the request's transaction owns an Ongoing coordinator transaction no client transaction owns."""
+    free = g_ck[T] == 0
+    return (g_ci[T].set(If(And(free, cp.k >= 1), i, g_ci[T])), g_ck[T].set(If(free, cp.k, g_ck[T])))
 
 
 def handlers(cp):
@@ -225,7 +245,8 @@ def handlers(cp):
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(12), A, cp.event("AddPartitionsToTxn"), params=(i, p),
             guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
-            updates=answer(CResp.OK), ref="kafka-protocol §3.2 A4 (already added: NONE, no write)"),
+            updates=(*answer(CResp.OK), *adopt(cp)), ref="kafka-protocol §3.2 A4 (already added: NONE, no write)",
+            doc="γ: an Ongoing transaction no client transaction owns (opened by a late add) is adopted by this one."),
         Row(cp.rid(13), A, cp.event("AddPartitionsToTxn"), params=(i, p),
             guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend,
                    tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
@@ -396,22 +417,25 @@ ROWS = (
             f"prepareTransitionTo(Ongoing) throws {ISE} (§2.1: Dead and PrepareEpochFence are not valid previous "
             f"states of Ongoing)",
         doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
+    # -- late copies of abandoned requests (NET-20): the same handlers, TC-1xx for TC-xx, answered to nobody --
+    *handlers(LATE),
+    *assertions(LATE),
     # -- transaction-log appends: persist, then apply (§1.3, §2.1 mechanics 2) -------------------
     Row("TL-01", A, "TL append durable: Empty", params=(t, i), at=TXN_LOG, sends_from=At("coordinator", t),
-        guard=(tid_used(t), tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
+        guard=(tid_used(t), tc_pend[t] == Pend.Empty, by_request, tc_pend_cli[t] == i, tid_of(i) == t,
                completes_from("Empty")),
         updates=(tl_st[t].set(S.Empty), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Empty), tc_e[t].set(tc_pend_e[t]),
                  tc_last[t].set(tc_pend_last[t]),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
-                 n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t]), g_ci[t].set(0), g_ck[t].set(0),
+                 *answer_waiting(tc_pend_e[t]), g_ci[t].set(0), g_ck[t].set(0),
                  *clear_pend(t)),
         ref=f"kafka-protocol §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
             "TransactionMetadata.completeTransitionTo"),
     Row("TL-02", A, "TL append durable: Ongoing (client add)", params=(t, i), at=TXN_LOG, sends_from=At("coordinator", t),
-        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t,
+        guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, by_request, tc_pend_cli[t] == i, tid_of(i) == t,
                completes_from("Ongoing")),
-        updates=(*apply_ongoing(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(-1),
-                 g_ci[t].set(If(starts_txn, i, g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
+        updates=(*apply_ongoing(), *answer_waiting(-1),
+                 g_ci[t].set(If(owns, i, g_ci[t])), g_ck[t].set(If(owns, g_pk[t], g_ck[t]))),
         ref=f"kafka-protocol §3.2 A5 (Ongoing: partitions only grow; start := now from Empty/Complete*); {TSM}"),
     Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
@@ -420,9 +444,9 @@ ROWS = (
                  g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref="kafka-protocol §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
     Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c), at=TXN_LOG, sends_from=At("coordinator", t),
-        guard=(tid_used(t), is_prepare, tc_pend_by[t] == PendBy.CLIENT, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
+        guard=(tid_used(t), is_prepare, by_request, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
                prepare_from),
-        updates=(*apply_prepare(), n_cresp[i].set(CResp.OK), n_cresp_e[i].set(tc_pend_e[t])),
+        updates=(*apply_prepare(), *answer_waiting(tc_pend_e[t])),
         ref="kafka-protocol §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
             "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback"),

@@ -12,8 +12,8 @@ from txncheck.spec.sequence import At, Receive
 from .chart import NETWORK
 from .domains import tid_used, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import i, t
-from .requests import cleared
-from .state import (env_loss, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last,
+from .requests import abandoned, cleared
+from .state import (env_late, env_loss, env_tlf, tc_ff, n_creq, n_late, n_cresp, n_cresp_e, n_lost, pc_st, pl_ver, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
@@ -30,7 +30,22 @@ NET = Table("network", (
         updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
         tags=("network",),
         ref="kafka-protocol §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
-), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag).", at=NETWORK)
+    Row("NET-20", "network", "request timeout: the client closes the connection and re-sends; the first copy is late",
+        params=(i,),
+        guard=(Config("late_requests") >= 1, n_creq[i], Not(n_late[i]), env_late < Config("late_requests"),
+               pc_st[i] != PcState.CRASHED),
+        updates=(*abandoned(), n_lost[i].set(True), env_late.set(env_late + 1)), tags=("network",),
+        ref="kafka-protocol §1.7 late copy of a coordinator request; NetworkClient.handleTimedOutRequests "
+            "(request.timeout.ms: the connection is closed, the request completes as disconnected), "
+            "TransactionManager.TxnRequestHandler.onComplete (wasDisconnected: reenqueue the same request); "
+            "SocketServer / KafkaRequestHandler still process a request already read, and the response to the "
+            "closed connection is dropped",
+        doc="The coordinator broker may already hold the first copy (read into its request queue, or held up in "
+            "purgatory): it keeps it apart (n_late: its own kind, epoch and partition) and handles it later with "
+            "the rows TC-1xx (the same handlers as TC-xx), whose answer reaches nobody. The client re-sends as "
+            "after a loss (PC-21), with the same content."),
+), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag), and the late "
+       "copy of a request the client abandoned on a request timeout.", at=NETWORK)
 
 prev = Max(i - 1, 0)
 pend_state = If(tc_pend[t] == Pend.Empty, S.Empty, If(tc_pend[t] == Pend.Ongoing, S.Ongoing,

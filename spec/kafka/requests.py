@@ -8,11 +8,12 @@ by a handler, or dropped) clears its fields, so that a state is determined by wh
 """
 from dataclasses import dataclass
 
-from txncheck.spec.expr import If
+from txncheck.spec.expr import Config, If, Max
 
-from .domains import PendBy, Rq
+from .domains import Outcome, PendBy, Rq
 from .params import i
-from .state import n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_rqp
+from .state import (g_dec, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, n_late, n_late_e, n_late_k, n_late_p,
+                    n_late_rq, pc_e, pc_k, pc_rq, pc_rqp)
 
 
 def fields(kind, epoch, part):
@@ -83,4 +84,25 @@ class Copy:
         return f"TC-{self.base + n:02d}"
 
 
+def abandoned():
+    """The client times out its request in flight (request.timeout.ms): it closes the connection and will
+    re-send; the first copy, which the coordinator broker may already have read, becomes the late copy."""
+    return (n_late[i].set(True), n_late_rq[i].set(n_creq_rq[i]), n_late_e[i].set(n_creq_e[i]),
+            n_late_p[i].set(n_creq_p[i]), n_late_k[i].set(pc_k[i]), *cleared())
+
+
+def late_txn():
+    """γ: the client transaction a late AddPartitionsToTxn serves: the copy's own while it is undecided; once
+    decided, none (0): the late add opens a coordinator transaction no client transaction owns, until one joins
+    it (its own add finds the partition added, TC-12, or adds another, TL-02)."""
+    k = n_late_k[i]
+    return If(g_dec[i][Max(k, 1)] == Outcome.NONE, k, 0)
+
+
+# the request the client waits for, answered to it
 LIVE = Copy("live", 0, "", n_creq[i], n_creq_rq[i], n_creq_e[i], n_creq_p[i], pc_k[i], cleared(), True)
+# a copy the client abandoned, handled by the same handlers (rows TC-1xx for TC-xx) and answered to nobody
+LATE = Copy("late", 100, " (late copy)", n_late[i], n_late_rq[i], n_late_e[i], n_late_p[i], late_txn(),
+            (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(0),
+             n_late_k[i].set(0)),
+            False, (Config("late_requests") >= 1,))
