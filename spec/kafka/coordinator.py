@@ -13,7 +13,9 @@ is in `txnlog.py`, shared with the failover's reload. Kafka code: `TransactionCo
 (≤ 3.9) / `TransactionCoordinator.java` (4.x), `TransactionMetadata`, `TransactionStateManager`.
 
 The rows are in id order: the handlers section by section (TC-01..TC-67), the rows for Kafka's
-assertions and the epoch bound of those handlers (TC-90..TC-97), then the appends (TL-01..TL-07).
+assertions and the epoch bound of those handlers (TC-90..TC-97), the same client-request handlers for a
+late copy of a request the client abandoned (TC-1xx for TC-xx, config `late_requests`), then the appends
+(TL-01..TL-07). A handler reads the request's own fields (`requests.py`), never the client's.
 
 Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
 one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the

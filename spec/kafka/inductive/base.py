@@ -10,8 +10,8 @@ from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, 
                     n_late, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
-                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
-                    tl_st)
+                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
+                    tl_parts, tl_st)
 
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
 SETTLED = (S.Empty, S.CompleteCommit, S.CompleteAbort)
@@ -172,6 +172,9 @@ INVARIANTS = (
            "The coordinator request in flight carries the client's outstanding request (kind, epoch and, for an "
            "add, partition), which the client does not change while it is outstanding; a request not in flight "
            "leaves no fields in the network."),
+    Always("IND-56", ForAll(Inc, lambda i: Implies(And(pending_for(i), tc_pend[tid_of(i)] == Pend.Ongoing),
+                                                   tc_pend_p[tid_of(i)] == pc_rqp[i])),
+           "The partition a client's add being logged adds is the one its outstanding request names."),
     Always("IND-55", And(
         ForAll(Inc, lambda i: And(n_late[i] == (n_late_rq[i] != Rq.NONE), Implies(Config("late_requests") == 0, And(
             Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == 0, n_late_k[i] == 0)))),
