@@ -78,11 +78,12 @@ def test_engines_agree_with_late_requests(protocol):
 def test_f8_late_end_txn_commits_the_next_transaction_under_verify():
     """F8: under TV1 (protocol verify) a late EndTxn(COMMIT) copy of transaction 1, at the same epoch, commits
     transaction 2's output before its offsets: EOS-1 and ATOM-3 at depth 46 on ci; the rest of transaction 2
-    is then aborted by its timeout (DECIDE-1 at 47, DUR-3 at 55)."""
+    is then aborted by its timeout (DECIDE-1 at 47, ATOM-2 at 53, DUR-3 at 55)."""
     r = check_spec(SPEC, "ci", {"protocol": "verify", "late_requests": 1, "failovers": 0}, engine="vector",
                    options=ExploreOptions(stop_on_violation=False))
     assert r.complete
-    assert {p.name for p in r.properties if p.outcome == "violated"} == {"ATOM-3", "EOS-1", "DECIDE-1", "DUR-3"}
+    assert {p.name for p in r.properties if p.outcome == "violated"} == {"ATOM-2", "ATOM-3", "EOS-1", "DECIDE-1",
+                                                                          "DUR-3"}
     assert (r.outcome_of("EOS-1").depth, r.outcome_of("DECIDE-1").depth) == (46, 47)
     trace = r.traces["EOS-1"]
     rows = [s.row for s in trace.steps]
