@@ -40,10 +40,10 @@ NET = Table("network", (
             "TransactionManager.TxnRequestHandler.onComplete (wasDisconnected: reenqueue the same request); "
             "SocketServer / KafkaRequestHandler still process a request already read, and the response to the "
             "closed connection is dropped",
-        doc="The coordinator broker may already hold the first copy (read into its request queue, or held up in "
-            "purgatory): it keeps it apart (n_late: its own kind, epoch and partition) and handles it later with "
-            "the rows TC-1xx (the same handlers as TC-xx), whose answer reaches nobody. The client re-sends as "
-            "after a loss (PC-21), with the same content."),
+        doc="The coordinator broker may already hold the first copy (read into its request queue, or waiting "
+            "behind another request on that connection): it is kept apart (n_late: its own kind, epoch and "
+            "partition) and handled later with the rows TC-1xx (the same handlers as TC-xx), whose answer reaches "
+            "nobody. The client re-sends as after a loss (PC-21), with the same content."),
 ), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag), and the late "
        "copy of a request the client abandoned on a request timeout.", at=NETWORK)
 
