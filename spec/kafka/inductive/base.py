@@ -89,10 +89,11 @@ INVARIANTS = (
         Implies(tc_pend[t] == Pend.Ongoing, tc_st[t].is_in(S.Ongoing, *SETTLED)),
         Implies(tc_pend[t] == Pend.PrepareCommit, tc_st[t] == S.Ongoing),
         Implies(tc_pend[t] == Pend.PrepareAbort, Or(tc_st[t] == S.Ongoing, And(
-            TV2, tc_pend_by[t] == PendBy.CLIENT, tc_st[t].is_in(*SETTLED)))))),
+            TV2, tc_pend_by[t].is_in(PendBy.CLIENT, PendBy.ABANDONED), tc_st[t].is_in(*SETTLED)))))),
            "A pending transition starts from one of its valid previous states (prepareTransitionTo checked "
            "it): InitProducerId from Empty/Complete*, an add from Ongoing or a settled state, EndTxn(COMMIT) "
-           "from Ongoing, an abort from Ongoing (or, under TV2, a client's abort from a settled state)."),
+           "from Ongoing, an abort from Ongoing (or, under TV2, a client's abort from a settled state, a late "
+           "copy's included)."),
     Always("IND-14", each_tid(lambda t: Not(tc_st[t].is_in(S.Dead, S.PrepareEpochFence))),
            "The coordinator never caches Dead or PrepareEpochFence (§2.1 mechanics 3)."),
     Always("IND-15", each_tid(lambda t: And(
