@@ -17,8 +17,9 @@ from txncheck.spec.sequence import At, Channel, Field, Lane
 
 from .domains import OP, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, call_offset, n_creq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e,
-                    n_mkd_res, n_oab, n_pres, n_prod, pc_e, pc_rq, pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
+from .state import (b_e, b_s, call_offset, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_late, n_late_e, n_late_p,
+                    n_late_rq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab,
+                    n_pres, n_prod, pc_rq, pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
 
 
 # places of the tables' rows (the tables import these)
@@ -89,20 +90,40 @@ _produce_error = If(_pres == PResp.OK, ProduceError.NONE,
                                 ProduceError.PRODUCER_FENCED),
                              _abortable))))
 
-_rq = pc_rq[i]
+_rq = pc_rq[i]  # the client's outstanding request, which a response answers
 _end = _rq.is_in(Rq.COMMIT, Rq.ABORT)
 _add = _rq == Rq.ADD
 _offsets = And(_add, is_op(pc_rqp[i]))
 
+
+def _request(rq, part):
+    """A coordinator request message's name and fields, read from the message itself."""
+    end, add = rq.is_in(Rq.COMMIT, Rq.ABORT), rq == Rq.ADD
+    offsets = And(add, is_op(part))
+    names = ((rq.is_in(Rq.INIT, Rq.INITBUMP), "InitProducerId"), (offsets, "AddOffsetsToTxn"),
+             (add, "AddPartitionsToTxn"), (end, "EndTxn"))
+    return names, offsets, end, add
+
+
+_req_names, _req_offsets, _req_end, _req_add = _request(n_creq_rq[i], n_creq_p[i])
+_late_names, _late_offsets, _late_end, _late_add = _request(n_late_rq[i], n_late_p[i])
+
 CHANNELS = (
     Channel("coordinator request", (i,), n_creq[i], sender=PRODUCER, receiver=COORDINATOR,
-            names=((_rq.is_in(Rq.INIT, Rq.INITBUMP), "InitProducerId"), (_offsets, "AddOffsetsToTxn"),
-                   (_add, "AddPartitionsToTxn"), (_end, "EndTxn")),
-            fields=(Field("", If(_rq == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_end, domain=Result),
-                    Field("partition", pc_rqp[i], when=And(_add, Not(_offsets))),
-                    Field("epoch", pc_e[i], when=_rq != Rq.INIT)),
+            names=_req_names,
+            fields=(Field("", If(n_creq_rq[i] == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_req_end, domain=Result),
+                    Field("partition", n_creq_p[i], when=And(_req_add, Not(_req_offsets))),
+                    Field("epoch", n_creq_e[i], when=n_creq_rq[i] != Rq.INIT)),
             doc="the client's one outstanding coordinator request (§1.1 obligation 3); InitProducerId with an "
                 "epoch is the KIP-360 bump InitProducerId(pid, e); AddOffsetsToTxn registers __consumer_offsets"),
+    Channel("late coordinator request", (i,), n_late[i], sender=PRODUCER, receiver=COORDINATOR,
+            names=tuple((when, f"{name} (late copy)") for when, name in _late_names),
+            fields=(Field("", If(n_late_rq[i] == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_late_end, domain=Result),
+                    Field("partition", n_late_p[i], when=And(_late_add, Not(_late_offsets))),
+                    Field("epoch", n_late_e[i], when=n_late_rq[i] != Rq.INIT)),
+            doc="the first copy of a coordinator request the client abandoned on a request timeout (NET-20: it "
+                "closed the connection and re-sent); the coordinator still handles it (TC-1xx), and nobody hears "
+                "its answer (kafka-protocol §1.7)"),
     Channel("coordinator response", (i,), n_cresp[i] != CResp.NONE, sender=COORDINATOR, receiver=PRODUCER,
             names=((_rq.is_in(Rq.INIT, Rq.INITBUMP), "InitProducerId response"),
                    (_offsets, "AddOffsetsToTxn response"), (_add, "AddPartitionsToTxn response"),

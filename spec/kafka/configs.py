@@ -19,6 +19,10 @@ PARAMS = (
     ConfigParam("delays", 1, "budget: produce requests delayed past the client's delivery timeout", lo=0, hi=3),
     ConfigParam("duplicates", 1, "budget: produce or TxnOffsetCommit requests resent by the client while still in flight", lo=0, hi=3),
     ConfigParam("losses", 0, "budget: coordinator requests or responses lost (client times out, retries)", lo=0, hi=3),
+    ConfigParam("late_requests", 0, "budget: coordinator requests (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, "
+                "EndTxn) the client abandons on a request timeout, closing the connection and re-sending, while the "
+                "coordinator broker still holds the first copy and handles it later, its answer lost (NET-20)",
+                lo=0, hi=2),
     ConfigParam("expiries", 0, "budget: producer-state expiries at a partition (X2)", lo=0, hi=3),
     ConfigParam("tl_failures", 0, "budget: transaction-log appends of an epoch fence (PrepareAbort after "
                 "InitProducerId or a timeout) that fail, e.g. NOT_ENOUGH_REPLICAS", lo=0, hi=3),

@@ -39,7 +39,9 @@ Result = EnumDomain("Result", ("COMMIT", "ABORT"))
 # Target of the coordinator's single in-flight transition (pendingState); CompleteX is appended
 # in one step (TL-04), so it never waits here.
 Pend = EnumDomain("Pend", ("NONE", "Empty", "Ongoing", "PrepareCommit", "PrepareAbort"))
-PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER"))
+# Who waits for a pending transition's callback: nobody (a fence or timeout), the client, a partition
+# leader (TV2 implicit add), or a closed connection (a late copy of a request the client abandoned).
+PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER", "ABANDONED"))
 # A leader's VerificationStateEntry / TV2 implicit add in progress for (p, pid).
 Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY", "ADDING"))
 

@@ -12,8 +12,9 @@ from txncheck.spec.sequence import At, Receive
 from .chart import NETWORK
 from .domains import tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import c, i, p, t
-from .state import (env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e, n_mk_res, n_mkd,
-                    n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
+from .requests import abandoned, cleared
+from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
+                    n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, markers
@@ -23,7 +24,7 @@ d = Param("durable", BOOL)
 NET = Table("network", (
     Row("NET-01", "network", "drop a coordinator request", params=(i,),
         guard=(n_creq[i], env_loss < Config("losses")),
-        updates=(n_creq[i].set(False), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
+        updates=(*cleared(), n_lost[i].set(True), env_loss.set(env_loss + 1)), tags=("network",),
         ref="kafka-protocol §1.7 network: drop (the client times out, outcome indefinite)"),
     Row("NET-02", "network", "drop a coordinator response", params=(i,),
         guard=(n_cresp[i] != CResp.NONE, env_loss < Config("losses")),
@@ -43,8 +44,23 @@ NET = Table("network", (
         doc="The request the coordinator gave up on becomes the stale copy (its own result, producer epoch and "
             "coordinator epoch, n_mkd); the live cell is the re-sent request, delivered and answered as before "
             "(PL-20..PL-23). The stale copy reaches the leader at any later time, or never (PL-24..PL-27)."),
-), doc="Loss of coordinator requests and responses; a WriteTxnMarkers request re-sent on a timeout while its first "
-       "copy is still in flight (delivery order is free: the network is a bag).", at=NETWORK)
+    Row("NET-20", "network", "request timeout: the client closes the connection and re-sends; the first copy is late",
+        params=(i,),
+        guard=(Config("late_requests") >= 1, n_creq[i], Not(n_late[i]), env_late < Config("late_requests"),
+               pc_st[i] != PcState.CRASHED),
+        updates=(*abandoned(), n_lost[i].set(True), env_late.set(env_late + 1)), tags=("network",),
+        ref="kafka-protocol §1.7 late copy of a coordinator request; NetworkClient.handleTimedOutRequests "
+            "(request.timeout.ms: the connection is closed, the request completes as disconnected), "
+            "TransactionManager.TxnRequestHandler.onComplete (wasDisconnected: reenqueue the same request); "
+            "SocketServer / KafkaRequestHandler still process a request already read, and the response to the "
+            "closed connection is dropped",
+        doc="The coordinator broker may already hold the first copy (read into its request queue, or waiting "
+            "behind another request on that connection): it is kept apart (n_late: its own kind, epoch and "
+            "partition) and handled later with the rows TC-1xx (the same handlers as TC-xx), whose answer reaches "
+            "nobody. The client re-sends as after a loss (PC-21), with the same content."),
+), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag); the late "
+       "copy of a request the client abandoned on a request timeout; a WriteTxnMarkers request re-sent on a timeout "
+       "while its first copy is still in flight.", at=NETWORK)
 
 prev = Max(i - 1, 0)
 pend_state = If(tc_pend[t] == Pend.Empty, S.Empty, If(tc_pend[t] == Pend.Ongoing, S.Ongoing,

@@ -2,9 +2,9 @@
 
 Each incarnation runs a finite script: initTransactions, then `txns` transactions, each writing
 one batch to every partition in use and committing (or aborting when the app chooses, with
-`app_aborts`, or after an error). One coordinator request is in flight at a time; its content
-(kind, epoch, partition) is read from the client's own fields, which do not change while it is
-outstanding. Responses are consumed from the network vars of `network.py`.
+`app_aborts`, or after an error). One coordinator request is outstanding at a time; the message carries its own content
+(kind, epoch, partition: `requests.py`), copied from the client's fields, which do not change while
+the request is outstanding. Responses are consumed from the network vars of `state.py`.
 """
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
@@ -13,7 +13,8 @@ from .chart import PRODUCER
 from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import i, k, p
-from .state import (b_e, b_s, b_src, call_offset, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_creq, n_cresp,
+from .requests import resent, sent, sent_if
+from .state import (b_e, b_s, b_src, call_offset, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_cresp,
                     n_cresp_e, n_lost, n_oab, n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_oc, pc_rq, pc_rqp, pc_seq, pc_st)
 
 A = "producer"
@@ -21,7 +22,7 @@ TM = "TransactionManager"
 
 
 def send(kind, part=None):
-    ups = [pc_rq[i].set(kind), n_creq[i].set(True), n_lost[i].set(False)]
+    ups = [pc_rq[i].set(kind), *sent(kind, 0 if part is None else part), n_lost[i].set(False)]
     if part is not None:
         ups.append(pc_rqp[i].set(part))
     return ups
@@ -167,7 +168,7 @@ ROWS = (
                pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION), begun),
         updates=(pc_st[i].set(If(And(pc_bump[i], TV01), PcState.INITIALIZING, PcState.READY)),
                  pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)),
-                 n_creq[i].set(And(pc_bump[i], TV01)), n_lost[i].set(False),
+                 *sent_if(And(pc_bump[i], TV01), Rq.INITBUMP), n_lost[i].set(False),
                  n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1),
                  pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])),
                  pc_bump[i].set(And(pc_bump[i], TV01)),
@@ -180,7 +181,7 @@ ROWS = (
     # -- coordinator errors ----------------------------------------------------------------------
     Row("PC-18", A, "coordinator response retriable: resend", params=(i,),
         guard=(pc_rq[i] != Rq.NONE, n_cresp[i] == CResp.RETRY, pc_st[i] != PcState.CRASHED),
-        updates=(n_cresp[i].set(CResp.NONE), n_creq[i].set(True)),
+        updates=(n_cresp[i].set(CResp.NONE), *resent()),
         ref="kafka-protocol §2.2 retriable (NOT_COORDINATOR, CONCURRENT_TRANSACTIONS, ...); "
             f"{TM}.TxnRequestHandler.reenqueue"),
     Row("PC-19", A, "coordinator response abortable", params=(i,),
@@ -197,7 +198,7 @@ ROWS = (
         ref=f"kafka-protocol §2.2 fatal (PRODUCER_FENCED, INVALID_TXN_STATE); {TM}.fatalError"),
     Row("PC-21", A, "request timeout after a lost request or response: resend", params=(i,),
         guard=(n_lost[i], pc_rq[i] != Rq.NONE, pc_st[i] != PcState.CRASHED),
-        updates=(n_lost[i].set(False), n_creq[i].set(True)),
+        updates=(n_lost[i].set(False), *resent()),
         ref="kafka-protocol §1.7 (lost request, indefinite outcome); NetworkClient request.timeout.ms -> retry"),
     Row("PC-22", A, "Produce(batch) drained", params=(i, p),
         guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,

@@ -36,6 +36,15 @@ gc_pend = Var("gc_pend", PendingOffset, index=(Tid,), init=-1,
 
 # ---- network (bag of in-flight messages) ------------------------------------------------------
 n_creq = Var("n_creq", BOOL, index=(Inc,), init=False, doc="the client's coordinator request is in flight")
+n_creq_rq = Var("n_creq_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of that request (NONE: none in flight)")
+n_creq_e = Var("n_creq_e", Epoch, index=(Inc,), init=-1, doc="producer epoch that request carries")
+n_creq_p = Var("n_creq_p", Part, index=(Inc,), init=0, doc="partition an AddPartitionsToTxn / AddOffsetsToTxn adds")
+n_late = Var("n_late", BOOL, index=(Inc,), init=False,
+             doc="a copy of a coordinator request the client abandoned on a request timeout (it closed the connection "
+                 "and re-sent), still to be handled by the coordinator; nobody hears its answer")
+n_late_rq = Var("n_late_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of the late copy (NONE: none)")
+n_late_e = Var("n_late_e", Epoch, index=(Inc,), init=-1, doc="producer epoch the late copy carries")
+n_late_p = Var("n_late_p", Part, index=(Inc,), init=0, doc="partition the late copy adds")
 n_cresp = Var("n_cresp", CResp, index=(Inc,), init=CResp.NONE, doc="coordinator response in flight")
 n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by that response")
 n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
@@ -100,6 +109,8 @@ env_loss = Var("env_loss", IntRange("Losses", 0, "losses"), init=0, doc="lost co
 env_exp = Var("env_exp", IntRange("Expiries", 0, "expiries"), init=0, doc="producer-state expiries used")
 env_tlf = Var("env_tlf", IntRange("TlFailures", 0, "tl_failures"), init=0, doc="failed transaction-log appends used")
 env_mkd = Var("env_mkd", IntRange("MarkerDups", 0, "marker_dups"), init=0, doc="stale WriteTxnMarkers copies used")
+env_late = Var("env_late", IntRange("LateRequests", 0, "late_requests"), init=0,
+               doc="coordinator requests abandoned on a request timeout with a late copy used")
 
 # ---- ghost (history) vars -------------------------------------------------------------------------
 log_inc = Var("log_inc", Inc, index=(Part, Slot), init=0, ghost=True, doc="γ: incarnation of the data batch")
@@ -132,17 +143,19 @@ g_illegal = Var("g_illegal", BOOL, init=False, ghost=True,
                 doc="the coordinator hit one of Kafka's IllegalStateException assertions (STRUCT-1)")
 g_bound = Var("g_bound", BOOL, init=False, ghost=True,
               doc="a request needed more than the model's bounds: a log slot or an epoch beyond maxe (BOUNDS)")
+n_late_k = Var("n_late_k", TxnCount, index=(Inc,), init=0, ghost=True,
+               doc="γ: the transaction the client was in when it sent the late copy (0: none)")
 
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, pc_oc, gc_off, gc_pend,
-        n_creq, n_cresp, n_cresp_e, n_lost, n_prod, n_pres, n_oab, n_mk, n_mk_res, n_mk_e, n_mkd, n_mkd_res, n_mkd_e,
-        n_mkd_c,
+        n_creq, n_creq_rq, n_creq_e, n_creq_p, n_late, n_late_rq, n_late_e, n_late_p, n_cresp, n_cresp_e, n_lost, n_prod,
+        n_pres, n_oab, n_mk, n_mk_res, n_mk_e, n_mkd, n_mkd_res, n_mkd_e, n_mkd_c,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
         log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
-        env_to, env_dl, env_dup, env_loss, env_exp, env_tlf, env_mkd,
+        env_to, env_dl, env_dup, env_loss, env_exp, env_tlf, env_mkd, env_late,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
-        g_illegal, g_bound)
+        g_illegal, g_bound, n_late_k)
 
 
 def call_offset(inc, txn):

@@ -14,7 +14,7 @@ only under one protocol version or config says so in its guard (TV2; zombies, ex
 duplicates = 0).
 
 - base.py: the coordinator's cache and log, the partition log, markers, clients and decisions
-  (IND-11..IND-53; with them ATOM-1, DECIDE-1, ORD-2, FENCE-2, FENCE-3, EPOCH-1, TRACK-1, STRUCT-1);
+  (IND-11..IND-56; with them ATOM-1, DECIDE-1, ORD-2, FENCE-2, FENCE-3, EPOCH-1, TRACK-1, STRUCT-1);
 - idempotence.py: sequence numbers and zombie fencing (IND-60..IND-80, IND-125: DUP-1, ORD-4, FENCE-1);
 - outcome.py: markers and decisions of transaction outcomes (IND-81..IND-124, IND-126: ATOM-2, DUR-1, DUR-3);
 - ctp.py: consume-transform-produce, offsets and inputs (IND-150..IND-166: ATOM-3, EOS-1, which

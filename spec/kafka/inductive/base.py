@@ -1,15 +1,17 @@
 """Strengthening invariants of the coordinator's cache and log, the partition log, markers, clients
 and decisions (see __init__.py). The IND-1x group is the coordinator, IND-2x the partition log, IND-3x
 markers, IND-4x/5x clients and decisions; the helpers below are shared with the other modules."""
-from txncheck.spec.expr import And, Config, Exists, ForAll, Implies, Not, Or
+from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
-from ..state import (b_e, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_cresp, n_cresp_e, n_mk,
-                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
-                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_st, tl_e, tl_parts,
-                    tl_st)
+from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
+                    n_late, n_late_e, n_late_k, n_late_p, n_late_rq,
+                    n_cresp_e, n_mk,
+                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
+                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
+                    tl_parts, tl_st)
 
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
 SETTLED = (S.Empty, S.CompleteCommit, S.CompleteAbort)
@@ -87,10 +89,11 @@ INVARIANTS = (
         Implies(tc_pend[t] == Pend.Ongoing, tc_st[t].is_in(S.Ongoing, *SETTLED)),
         Implies(tc_pend[t] == Pend.PrepareCommit, tc_st[t] == S.Ongoing),
         Implies(tc_pend[t] == Pend.PrepareAbort, Or(tc_st[t] == S.Ongoing, And(
-            TV2, tc_pend_by[t] == PendBy.CLIENT, tc_st[t].is_in(*SETTLED)))))),
+            TV2, tc_pend_by[t].is_in(PendBy.CLIENT, PendBy.ABANDONED), tc_st[t].is_in(*SETTLED)))))),
            "A pending transition starts from one of its valid previous states (prepareTransitionTo checked "
            "it): InitProducerId from Empty/Complete*, an add from Ongoing or a settled state, EndTxn(COMMIT) "
-           "from Ongoing, an abort from Ongoing (or, under TV2, a client's abort from a settled state)."),
+           "from Ongoing, an abort from Ongoing (or, under TV2, a client's abort from a settled state, a late "
+           "copy's included)."),
     Always("IND-14", each_tid(lambda t: Not(tc_st[t].is_in(S.Dead, S.PrepareEpochFence))),
            "The coordinator never caches Dead or PrepareEpochFence (§2.1 mechanics 3)."),
     Always("IND-15", each_tid(lambda t: And(
@@ -163,6 +166,22 @@ INVARIANTS = (
     Always("IND-53", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(TV2, decided(i, k), pc_k[i] == k, pc_st[i].is_in(*IN_TXN)), pc_e[i] < tl_e[tid_of(i)]))),
            "Under TV2, a client still inside a decided transaction holds an epoch below the durable one."),
+    Always("IND-54", ForAll(Inc, lambda i: If(
+        n_creq[i],
+        And(n_creq_rq[i] == pc_rq[i], n_creq_e[i] == pc_e[i], n_creq_p[i] == If(pc_rq[i] == Rq.ADD, pc_rqp[i], 0)),
+        And(n_creq_rq[i] == Rq.NONE, n_creq_e[i] == -1, n_creq_p[i] == 0))),
+           "The coordinator request in flight carries the client's outstanding request (kind, epoch and, for an "
+           "add, partition), which the client does not change while it is outstanding; a request not in flight "
+           "leaves no fields in the network."),
+    Always("IND-56", ForAll(Inc, lambda i: Implies(And(pending_for(i), tc_pend[tid_of(i)] == Pend.Ongoing),
+                                                   tc_pend_p[tid_of(i)] == pc_rqp[i])),
+           "The partition a client's add being logged adds is the one its outstanding request names."),
+    Always("IND-55", And(
+        ForAll(Inc, lambda i: And(n_late[i] == (n_late_rq[i] != Rq.NONE), Implies(Config("late_requests") == 0, And(
+            Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == 0, n_late_k[i] == 0)))),
+        Implies(Config("late_requests") == 0, And(env_late == 0, ForAll(Tid, lambda t: tc_pend_by[t] != PendBy.ABANDONED)))),
+           "A late copy is present exactly when it has a kind; without the late_requests budget there is none, and no "
+           "transition waits for an abandoned request."),
     # -- partition log ------------------------------------------------------------------------------
     Always("IND-21", each_tid_part(lambda t, p: Implies(
         pl_ver[p][t] == Ver.OK, And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p]))),

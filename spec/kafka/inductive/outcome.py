@@ -214,14 +214,16 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-114", ForAll(Inc, lambda i: Implies(
-        And(TV2, NO_ZOMBIES, n_cresp[i] == CResp.OK, Not(pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))), And(
+        And(TV2, NO_ZOMBIES, Config("late_requests") == 0, n_cresp[i] == CResp.OK,
+            Not(pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))), And(
             Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), n_cresp_e[i] == tc_e[tid_of(i)]),
             Implies(pc_rq[i] == Rq.INIT, And(tc_st[tid_of(i)] == S.Empty, n_cresp_e[i] <= tc_e[tid_of(i)])),
             Implies(pc_rq[i] == Rq.COMMIT, tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)),
             Implies(pc_rq[i] == Rq.ABORT, tc_st[tid_of(i)].is_in(S.PrepareAbort, S.CompleteAbort))))),
            "Under TV2 without zombies, an EndTxn answer NONE to a live client carries the coordinator's epoch, "
            "which stays in the state the answer reported until the client acts; after an InitProducerId answer "
-           "the coordinator stays Empty (a crashed incarnation's late InitProducerId may bump it again)."),
+           "the coordinator stays Empty (a crashed incarnation's late InitProducerId may bump it again). Without "
+           "late copies: the late copy of the client's own InitProducerId may bump it too."),
 )
 INVARIANTS += (
     Always("IND-115", ForAll(Inc, lambda i: Implies(pc_st[i] == PcState.FATAL_ERROR, pc_rq[i].is_in(Rq.NONE, Rq.ADD))),
