@@ -20,8 +20,10 @@ next job, so `resume` continues a killed run from its last complete level with t
 Spark's task retry survives lost executors (every file a task writes is a deterministic function
 of its inputs, written atomically). Before recording a level the driver checks that nothing was
 lost between it and the executors (verify.py): a store they do not share is an error, never a
-verdict. At the end the driver builds the BFS-order index (fps, parent, action) as memory-mapped
-.npy files, one level at a time, so it never holds the visited set in RAM.
+verdict. At the end the executors judge the recoverable properties by a reverse search over the
+stored edges (reach.py), and the driver builds the BFS-order index (fps, parent, action) as
+memory-mapped .npy files, one level at a time, so it never holds the visited set, nor any edge
+unless eventually / leads_to properties (judged on the driver) are selected.
 """
 from __future__ import annotations
 
@@ -247,7 +249,6 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             t0 = time.perf_counter()
             if spark is None:      # a finished store resumed: no level ran, the judgement needs a context
                 spark, owned = _session(sopts, workdir)
-                partitions = int(partitions or manifest.data["partitions"])
             tasks = max(1, min(partitions, int(sopts.tasks or spark.defaultParallelism)))
             runner = _Runner(spark, tasks)
             bad_refs, reach_stats = reach.judge(

@@ -212,9 +212,13 @@ def _remember(ctx: ReachCtx, q: int, part: _Part) -> None:
         total -= old.nbytes
 
 
-def forget(store: str, nonce: str) -> None:
-    """Drop this worker's partitions of one judgement (the driver's own Python, under local masters)."""
-    for key in [k for k in _PARTS if k[:2] == (store, nonce)]:
+def _drop_stale(ctx: ReachCtx) -> None:
+    """Free what this worker holds for the store and no longer needs: the search's visited
+    fingerprints (worker.py) and the partitions of earlier judgements."""
+    from . import worker
+    for key in [k for k in worker._VISITED if k[0] == ctx.store]:
+        del worker._VISITED[key]
+    for key in [k for k in _PARTS if k[0] == ctx.store and k[1] != ctx.nonce]:
         del _PARTS[key]
 
 
@@ -223,6 +227,7 @@ def run_task(ctx: ReachCtx, task: int) -> dict:
     t0 = time.perf_counter()
     out = {"task": task, "read": 0, "sent": [0] * ctx.partitions, "states": {}, "edges": {}, "recv": {},
            "missing": 0, "new": 0, "bad": {}}
+    _drop_stale(ctx)
     if ctx.mode == ROUTE:
         _route(ctx, task, out)
     else:
@@ -348,7 +353,7 @@ def _verdict(ctx: ReachCtx, q: int, out: dict) -> None:
         old = out["bad"].get(j)
         best = min((lv, fp), (old[1], int(old[2]))) if old else (lv, fp)
         out["bad"][j] = [len(m) + (old[0] if old else 0), best[0], str(best[1])]
-    _remember(ctx, q, part)
+    # the last use of the partition: not cached again
 
 
 # ---- the driver ------------------------------------------------------------------------------
@@ -401,7 +406,6 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
                 found = [r["bad"][j] for r in got if j in r["bad"]]
                 verdicts[prop.name] = min((b[1], int(b[2])) for b in found) if found else None
     finally:
-        forget(root, nonce)
         storage.remove_dir(root, scratch(base))
     stats["seconds"] = round(time.perf_counter() - t_start, 3)
     return verdicts, stats

@@ -11,6 +11,8 @@ Layout under the store directory:
                                   task T (raw arrays, see CandidateWriter): the level's exchange, removed once the
                                   level is recorded; never trusted on resume (recomputed)
     index/{fps,parent,action}.npy   BFS-order arrays for the result (built by `build_index`)
+    reach/                        scratch space of the reverse search for recoverable properties
+                                  (reach.py), removed when it ends
 
 Fingerprints are uint64 stored as int64 (same bits). A level directory is trusted only once its
 record is in the manifest; the manifest is replaced atomically after the level's job succeeded,
