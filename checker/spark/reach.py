@@ -126,25 +126,58 @@ def _or_reduce(keys: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 # ---- one partition, as a task keeps it between rounds ----------------------------------------
+_FIELDS = ("fps", "level", "goal", "when", "starts", "src", "ebits", "missing")
+
+
 class _Part:
-    def __init__(self, fps, level, goal, when, starts, src, ebits):
+    """A partition's states (sorted fps, levels, goal and when bits), its in-edges by target (CSR:
+    the edges into state i are starts[i]:starts[i+1] of src and ebits), and the bits reached so far.
+    All but `reach` are read-only, memory-mapped from the scratch space on a local store."""
+
+    def __init__(self, fps, level, goal, when, starts, src, ebits, missing):
         self.fps, self.level, self.goal, self.when = fps, level, goal, when
-        self.starts, self.src, self.ebits = starts, src, ebits    # in-edges by target (CSR)
-        self.reach = goal.copy()
-        self.upto = 0                                             # rounds applied to `reach`
+        self.starts, self.src, self.ebits = starts, src, ebits
+        self.missing = int(missing[0])        # in-edges whose target the store does not hold (dropped)
+        self.reach = np.array(goal)
+        self.upto = 0                         # rounds applied to `reach`
 
     @property
     def nbytes(self) -> int:
+        """The memory it holds privately (mapped files are the page cache's)."""
         return sum(a.nbytes for a in (self.fps, self.level, self.goal, self.when, self.starts, self.src,
-                                      self.ebits, self.reach))
+                                      self.ebits, self.reach) if not isinstance(a, np.memmap))
 
 
 _PARTS: "OrderedDict[tuple, _Part]" = OrderedDict()
 
 
+def _part_dir(base: str, flags: tuple[int, ...], part: int) -> str:
+    return f"{scratch(base)}/part/{'-'.join(map(str, flags))}/{part:05d}"
+
+
 def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
+    """Partition q, prepared once per judgement (`_prepare`) and kept in the scratch space, from
+    where a task that has no copy of it maps it again (or reads it, on a remote store)."""
+    from pyarrow import fs as pafs
+    fs, base = storage.fs_and_path(ctx.store)
+    d = _part_dir(base, ctx.flags, q)
+    if fs.get_file_info(f"{d}/{_FIELDS[-1]}.npy").type != pafs.FileType.File:    # written last
+        for name, a in zip(_FIELDS, _prepare(ctx, q)):
+            _write_arrays(fs, f"{d}/{name}.npy", (a,))
+    if isinstance(fs, pafs.LocalFileSystem):
+        arrays = [np.load(f"{d}/{name}.npy", mmap_mode="r", allow_pickle=False) for name in _FIELDS]
+    else:
+        arrays = [_read_arrays(fs, f"{d}/{name}.npy", 1)[0] for name in _FIELDS]
+    part = _Part(*arrays)
+    out["states"][q] = len(part.fps)
+    out["edges"][q] = len(part.src) + part.missing
+    out["missing"] += part.missing
+    return part
+
+
+def _prepare(ctx: ReachCtx, q: int) -> tuple[np.ndarray, ...]:
     """Partition q from the store: its states of every level (sorted by fp) with their goal and
-    when bits, and its in-edges re-filed by ROUTE."""
+    when bits, and its in-edges re-filed by ROUTE, by target."""
     fs, base = storage.fs_and_path(ctx.store)
     W = _dtype(ctx)
     fps, lvl, fl = [], [], []
@@ -160,6 +193,7 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
         f, lv, flags = np.concatenate(fps), np.concatenate(lvl), np.concatenate(fl)
     else:
         f, lv, flags = np.zeros(0, np.uint64), np.zeros(0, np.int32), np.zeros((0, width), np.uint8)
+    del fps, lvl, fl
     order = np.argsort(f, kind="stable")
     f, lv = f[order], lv[order]
     bits = np.unpackbits(flags[order], axis=1, count=2 * ctx.n_flags).astype(W)
@@ -168,7 +202,6 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
         goal |= bits[:, 2 * flag] << W.type(j)
         when |= bits[:, 2 * flag + 1] << W.type(j)
     del bits, flags
-    out["states"][q] = len(f)
     dst, src, eb = [], [], []
     for path in _files(fs, _edges_dir(base, q)):
         d, s, b = _read_arrays(fs, path, 3)
@@ -177,15 +210,15 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
         d, s, b = np.concatenate(dst), np.concatenate(src), np.concatenate(eb).astype(W)
     else:
         d, s, b = np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, W)
-    out["edges"][q] = len(d)
-    loc = np.searchsorted(f, d)
-    found = loc < len(f)
-    found[found] = f[loc[found]] == d[found]
-    out["missing"] += int((~found).sum())      # a target the store does not hold: checked by the driver
+    del dst, src, eb
+    loc = np.minimum(np.searchsorted(f, d), max(len(f) - 1, 0))
+    found = f[loc] == d if len(f) else np.zeros(len(d), dtype=bool)
+    missing = np.array([int((~found).sum())], dtype=np.int64)
+    loc, s, b = loc[found], s[found], b[found]
     order = np.argsort(loc, kind="stable")
     loc, s, b = loc[order], s[order], b[order]
     starts = np.searchsorted(loc, np.arange(len(f) + 1))
-    return _Part(f, lv, goal, when, starts, s, b)
+    return f, lv, goal, when, starts, s, b, missing
 
 
 def _part(ctx: ReachCtx, q: int, out: dict, upto: int) -> _Part:
