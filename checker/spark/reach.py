@@ -10,16 +10,16 @@ single-stage Spark jobs of T tasks, partition p owned by task p mod T as in the 
              (q = dst mod P) into reach/edges/to=q/from-t: (dst, src, the action's property bits)
     ROUND r  per partition q: the states of q that round r-1's messages newly reach (round 0:
              the goal states), one bit per property; their in-edges carry those bits back to the
-             edges' sources, sent as messages (src fp, bits) to reach/msg/r+1/to=src mod P/from-t
+             edges' sources, sent as messages (src fp, bits) to reach/msg/r+1/to=src mod P/from-q
     VERDICT  per partition and property: the `when` states not reached, counted, and the least
              (level, fp) among them
 
 Semi-naive: only the newly reached states of a round look up their in-edges, and every property
 (up to 64 at a time, one bit each) advances in the same rounds; the driver stops when a round sends
-no message. Each task keeps its partitions (sorted fps, levels, goal and when bits, in-edges by
-target, reached bits) in its Python worker between rounds; the bits each round adds are also
-written to reach/delta/r/part=q, so a task that finds no (or a stale) cache, e.g. a retry on
-another executor, rebuilds its partition from the store. Every file is a deterministic function
+no message. A partition (sorted fps, levels, goal and when bits, in-edges by target) is prepared
+once into reach/part/ and memory-mapped from there; its reached bits stay in the Python worker
+between rounds, and the bits each round adds are also written to reach/delta/r/part=q, so a task
+that finds no (or a stale) copy, e.g. one on another worker or a retry, rebuilds them. Every file is a deterministic function
 of the round's inputs, written atomically. The driver collects per property only the count and the
 least (level, fp), the state the local engines choose (`recoverable.first_chosen`: least depth,
 then least fingerprint), and checks, as after every search job, that nothing was lost between the
@@ -159,6 +159,7 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
     """Partition q, prepared once per judgement (`_prepare`) and kept in the scratch space, from
     where a task that has no copy of it maps it again (or reads it, on a remote store)."""
     from pyarrow import fs as pafs
+    t0 = time.perf_counter()
     fs, base = storage.fs_and_path(ctx.store)
     d = _part_dir(base, ctx.flags, q)
     if fs.get_file_info(f"{d}/{_FIELDS[-1]}.npy").type != pafs.FileType.File:    # written last
@@ -169,6 +170,7 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
     else:
         arrays = [_read_arrays(fs, f"{d}/{name}.npy", 1)[0] for name in _FIELDS]
     part = _Part(*arrays)
+    out["load_s"] += time.perf_counter() - t0
     out["states"][q] = len(part.fps)
     out["edges"][q] = len(part.src) + part.missing
     out["missing"] += part.missing
@@ -259,7 +261,7 @@ def _drop_stale(ctx: ReachCtx) -> None:
 def run_task(ctx: ReachCtx, task: int) -> dict:
     t0 = time.perf_counter()
     out = {"task": task, "read": 0, "sent": [0] * ctx.partitions, "states": {}, "edges": {}, "recv": {},
-           "missing": 0, "new": 0, "bad": {}}
+           "missing": 0, "new": 0, "bad": {}, "load_s": 0.0}
     _drop_stale(ctx)
     if ctx.mode == ROUTE:
         _route(ctx, task, out)
@@ -338,10 +340,11 @@ def _round(ctx: ReachCtx, q: int, out: dict) -> None:
         ok = loc < len(part.fps)
         ok[ok] = part.fps[loc[ok]] == f[ok]
         out["missing"] += int((~ok).sum())
-        u, b = _or_reduce(loc[ok], b[ok])
-        b &= ~part.reach[u]
-        k = b != 0
-        new, nb = u[k], b[k]
+        got = np.zeros(len(part.fps), W)     # the bits each state receives, OR-ed (no sort)
+        np.bitwise_or.at(got, loc[ok], b[ok])
+        got &= ~part.reach
+        new = np.flatnonzero(got)
+        nb = got[new]
         part.reach[new] |= nb
         _write_arrays(fs, _delta_file(base, r, q), (new, nb))
         part.upto = r
@@ -360,8 +363,8 @@ def _round(ctx: ReachCtx, q: int, out: dict) -> None:
     _remember(ctx, q, part)
     if not len(s):
         return
-    dest = (s % np.uint64(ctx.partitions)).astype(np.int64)
-    order = np.argsort(dest, kind="stable")
+    dest = (s % np.uint64(ctx.partitions)).astype(np.int16 if ctx.partitions < (1 << 15) else np.int64)
+    order = np.argsort(dest, kind="stable")      # a radix sort for 16-bit keys
     s, b, dest = s[order], b[order], dest[order]
     counts = np.bincount(dest, minlength=ctx.partitions)
     bounds = np.r_[0, np.cumsum(counts)]
@@ -405,7 +408,15 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
         files += [p for p in _files(fs, storage.edges_dir(base, lv)) if p.rsplit("/", 1)[1].startswith("task-")]
     want_edges = sum(edge_rows(root, lv) for lv in range(edge_levels))
     verdicts: dict = {}
-    stats = {"rounds": [], "edges": int(want_edges), "messages": 0, "seconds": 0.0}
+    stats = {"rounds": [], "edges": int(want_edges), "messages": 0, "seconds": 0.0,
+             "route_s": 0.0, "rounds_s": 0.0, "verdict_s": 0.0, "load_s": 0.0}
+
+    def timed(key, ctx):
+        t0 = time.perf_counter()
+        got = call(ctx)
+        stats[key] = round(stats[key] + time.perf_counter() - t0, 3)
+        stats["load_s"] = round(stats["load_s"] + max(r["load_s"] for r in got), 3)   # the slowest task's
+        return got
     t_start = time.perf_counter()
     try:
         for g in range(0, len(judged), GROUP):
@@ -416,7 +427,7 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
             base_ctx = ReachCtx(root, nonce, partitions, tasks, levels, n_flags, tuple(p.flag for p in group),
                                 tuple(int(a) for a in allowed), ROUTE, files=tuple(files))
             storage.remove_dir(root, f"{scratch(base)}/edges")
-            got = call(base_ctx)
+            got = timed("route_s", base_ctx)
             read = sum(r["read"] for r in got)
             if read != want_edges:
                 raise StoreNotShared(f"the Spark executors read {read:,} stored edges of the store at {root}, the "
@@ -424,7 +435,7 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
             sent = np.sum([r["sent"] for r in got], axis=0)
             rnd = 0
             while True:
-                got = call(replace(base_ctx, mode=ROUND, round=rnd, files=()))
+                got = timed("rounds_s", replace(base_ctx, mode=ROUND, round=rnd, files=()))
                 _check_round(got, rnd, sent, visited, root)
                 storage.remove_dir(root, _msg_dir(base, rnd))
                 sent = np.sum([r["sent"] for r in got], axis=0)
@@ -433,7 +444,7 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
                 if not sent.any():
                     break
                 rnd += 1
-            got = call(replace(base_ctx, mode=VERDICT, round=rnd, files=()))
+            got = timed("verdict_s", replace(base_ctx, mode=VERDICT, round=rnd, files=()))
             _check_round(got, None, None, visited, root)
             for j, prop in enumerate(group):
                 found = [r["bad"][j] for r in got if j in r["bad"]]
