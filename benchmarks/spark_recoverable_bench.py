@@ -49,6 +49,8 @@ def run(pkg: str, args: list[str], out: Path) -> dict:
     got.update(wall=wall, rc=p.returncode, verdict=result["verdict"], seconds=result["stats"]["seconds"],
                properties={x["name"]: x["outcome"] for x in result["properties"]},
                phases=result["stats"].get("phases", {}),
+               reach={k: v for k, v in result["stats"].get("reach", {}).items() if k != "rounds"} |
+               ({"rounds": len(result["stats"]["reach"]["rounds"])} if "reach" in result["stats"] else {}),
                traces={f.name: f.read_bytes() for f in sorted((out / "traces").glob("*.json"))})
     return got
 
@@ -72,7 +74,7 @@ def main() -> None:
                 r = run(pkg, args, out)
                 runs[key].append(r)
                 print(f"{key}{i}: wall {r['wall']:.1f} s, driver peak {r['driver_peak_rss'] / 2**20:.0f} MiB, "
-                      f"exit {r['rc']}, phases {r['phases']}", file=sys.stderr, flush=True)
+                      f"exit {r['rc']}, phases {r['phases']}, reach {r['reach']}", file=sys.stderr, flush=True)
         first = runs["a"][0]
         for r in runs["a"] + runs["b"]:
             assert r["rc"] == first["rc"] and r["properties"] == first["properties"], "verdicts differ"
