@@ -25,7 +25,9 @@ expansion order:
   the search is incomplete (stop_reason "memory"); engines that cannot keep them raise.
 - `generated` counts enabled (state, action) pairs expanded, including level D under max_depth.
 - Edges (for recoverable properties) list every expanded transition (src, dst, action) whose
-  destination is stored.
+  destination is stored. An engine that keeps its edges elsewhere (Spark) judges the recoverable
+  properties there and returns the chosen states in `unrecoverable` instead, chosen as
+  `recoverable.check` chooses them.
 """
 from __future__ import annotations
 
@@ -66,6 +68,9 @@ class SearchOutcome:
     goal_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] goal
     when_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] when
     edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action) for recoverable
+    # recoverable properties an engine judged where its edges are (Spark: on the executors), on a
+    # complete search: property -> the chosen state that cannot recover, None when it holds
+    unrecoverable: dict[str, int | None] = field(default_factory=dict)
     complete: bool = True
     stop_reason: str | None = None  # "violation", "max_states", "max_depth", "deadlock", "memory"
     elapsed: float = 0.0

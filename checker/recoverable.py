@@ -3,7 +3,9 @@ holds, some goal state must be reachable (using only actions whose rows lack the
 
 Computed by reverse reachability: a backward breadth-first search from the goal states over the
 reversed edges, in numpy (CSR by destination, `ReverseGraph`), then the `when` states that cannot
-reach a goal state are the violations.
+reach a goal state are the violations. The Spark engine computes the same on its executors
+(`spark/reach.py`, over the edges in its store) and returns the chosen states in
+`SearchOutcome.unrecoverable`.
 """
 from __future__ import annotations
 

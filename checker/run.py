@@ -103,9 +103,12 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             else:
                 po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
         elif p.kind == RECOVERABLE:
-            if outcome.complete and outcome.edges is not None:
-                graph = graph or recoverable.ReverseGraph.of(outcome)
-                bad = recoverable.check(model, outcome, p.name, graph)
+            if outcome.complete and (p.name in outcome.unrecoverable or outcome.edges is not None):
+                if p.name in outcome.unrecoverable:     # judged by the engine, where its edges are
+                    bad = outcome.unrecoverable[p.name]
+                else:
+                    graph = graph or recoverable.ReverseGraph.of(outcome)
+                    bad = recoverable.check(model, outcome, p.name, graph)
                 if bad is None:
                     po = PropertyOutcome(p.name, p.kind, "holds", doc)
                 else:

@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.spark]
 
 skip_without_spark()
 
-from txncheck.checker.outcome import ExploreOptions  # noqa: E402
+from txncheck.checker import recoverable  # noqa: E402
+from txncheck.checker.outcome import ExploreOptions, selected_properties  # noqa: E402
+from txncheck.spec.model import EVENTUALLY, LEADS_TO, RECOVERABLE  # noqa: E402
 from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noqa: E402
 from txncheck.checker.vector.explore import explore as vector_explore  # noqa: E402
 
@@ -31,8 +33,21 @@ def spark():
 
 
 def agree(ref: ModelRef, opts: ExploreOptions, tmp_path=None, **sk):
-    o = explore(ref, opts, SparkOptions(master="local[2]", partitions=4, **sk))
-    v = vector_explore(ref.build(), opts)
+    model = ref.build()
+    v = vector_explore(model, opts)
+    temp = None
+    if v.edges is not None and "store" not in sk:   # the stored edges are compared below
+        temp = sk["store"] = tempfile.mkdtemp(prefix="txncheck-agree-")
+    try:
+        o = explore(ref, opts, SparkOptions(master="local[2]", partitions=4, **sk))
+        _agree(model, opts, o, v, sk.get("store"))
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    return o
+
+
+def _agree(model, opts, o, v, store):
     assert o.distinct == v.distinct
     assert o.level_sizes == v.level_sizes
     assert o.generated == v.generated
@@ -51,10 +66,22 @@ def agree(ref: ModelRef, opts: ExploreOptions, tmp_path=None, **sk):
         ov, vv = np.argsort(np.asarray(o.fps)), np.argsort(v.fps)
         assert np.array_equal(o.goal_masks[k][ov], v.goal_masks[k][vv])
         assert np.array_equal(o.when_masks[k][ov], v.when_masks[k][vv])
-    assert (o.edges is None) == (v.edges is None)
-    if v.edges is not None:  # the same edges, named by fingerprints
-        assert _edge_set(o) == _edge_set(v)
-    return o
+    selected = selected_properties(model, opts)
+    # the driver holds edges only for eventually / leads_to properties (their fair cycles)
+    assert (o.edges is not None) == any(p.kind in (EVENTUALLY, LEADS_TO) for p in selected)
+    if v.edges is not None:  # the same edges, named by fingerprints: on the driver and in the store
+        want = _edge_set(v)
+        if o.edges is not None:
+            assert _edge_set(o) == want
+        assert _stored_edge_set(store, len(o.level_sizes) + 1, o.fps) == want
+    # recoverable properties, judged on the executors: the state the vector engine's judgement chooses
+    rec = {p.name for p in selected if p.kind == RECOVERABLE}
+    assert set(o.unrecoverable) == (rec if o.complete else set())
+    for name, i in o.unrecoverable.items():
+        j = recoverable.check(model, v, name)
+        assert (i is None) == (j is None), name
+        if i is not None:
+            assert o.fps[i] == v.fps[j] and o.path(i) == v.path(j), name
 
 
 def _edge_set(out):
@@ -62,6 +89,30 @@ def _edge_set(out):
     src, dst, act = out.edges
     rows = np.stack([fps[src], fps[dst], act.astype(np.uint64)], axis=1)
     return np.unique(rows, axis=0).tobytes()
+
+
+def _stored_edge_set(store, levels, fps):
+    """The store's edges whose target is a stored state (an incomplete search's last expansion also
+    finds others; outcomes list only these)."""
+    from txncheck.checker.spark import storage
+    rows = np.concatenate([np.stack([s, d, a.astype(np.uint64)], axis=1)
+                           for _, (s, d, a) in storage.iter_edges(store, levels)])
+    rows = rows[np.isin(rows[:, 1], np.asarray(fps))]
+    return np.unique(rows, axis=0).tobytes()
+
+
+def _same_judgement(ref, opts, o):
+    """`check`'s judgement of both engines' outcomes: the same property outcomes and the same trace
+    bytes (both labelled spark, the one field where they would differ)."""
+    from txncheck.checker.run import judge
+    model = ref.build()
+    a, b = judge(model, o, opts, "spark"), judge(model, vector_explore(model, opts), opts, "spark")
+    assert [(p.name, p.outcome, p.depth) for p in a.properties] == \
+        [(p.name, p.outcome, p.depth) for p in b.properties]
+    assert sorted(a.traces) == sorted(b.traces)
+    for name in a.traces:
+        assert json.dumps(a.traces[name].to_json(), indent=1) == json.dumps(b.traces[name].to_json(), indent=1), name
+    return a
 
 
 def test_twophase_tiny(spark):
@@ -100,18 +151,40 @@ def test_kafka_tiny(spark):
     agree(ModelRef.named("kafka", "tiny"), ExploreOptions())
 
 
-def test_kafka_recoverable_violation(spark):
-    """kip98 tiny breaks the recoverable LIVE-1 (a hanging transaction): found from the stored
-    edges, with the vector engine's shortest counterexample."""
-    from txncheck.checker import recoverable
+def test_kafka_recoverable_violation(spark, tmp_path):
+    """kip98 tiny breaks the recoverable LIVE-1 (a hanging transaction): found by the reverse search on
+    the executors, with the vector engine's counterexample, trace bytes and all; a finished store
+    resumed is judged again with the same result."""
     ref = ModelRef.named("kafka", "tiny", (("protocol", "kip98"),))
     opts = ExploreOptions(stop_on_violation=False)
+    o = agree(ref, opts, store=str(tmp_path / "store"))
+    assert o.unrecoverable["LIVE-1"] is not None
+    assert o.unrecoverable["LIVE-2"] is None and o.unrecoverable["LIVE-3"] is None
+    result = _same_judgement(ref, opts, o)
+    assert {p.name: p.outcome for p in result.properties}["LIVE-1"] == "violated"
+    r = explore(ref, opts, SparkOptions(master="local[2]", resume=str(tmp_path / "store")))
+    assert {k: None if i is None else int(r.fps[i]) for k, i in r.unrecoverable.items()} == \
+        {k: None if i is None else int(o.fps[i]) for k, i in o.unrecoverable.items()}
+    assert not os.path.exists(tmp_path / "store" / "reach")    # the reverse search's scratch space is gone
+
+
+@pytest.mark.parametrize("variant", ["B1d-produce-before-add", "B3-produce-after-marker"])
+def test_kafka_recoverable_only_variants(spark, variant):
+    """Only the recoverable properties: no edge reaches the driver; each variant breaks LIVE-1."""
+    ref = ModelRef.named("kafka", "tiny", variant=variant)
+    opts = ExploreOptions(stop_on_violation=False, properties=("LIVE-1", "LIVE-2", "LIVE-3"))
     o = agree(ref, opts)
-    v = vector_explore(ref.build(), opts)
-    model = ref.build()
-    so, sv = recoverable.check(model, o, "LIVE-1"), recoverable.check(model, v, "LIVE-1")
-    assert so is not None and sv is not None
-    assert o.fps[so] == v.fps[sv] and len(o.path(so)) == len(v.path(sv))
+    assert o.edges is None and o.extra["driver_edges"] == 0 and o.extra["stored_edges"] > 0
+    assert o.unrecoverable["LIVE-1"] is not None
+    _same_judgement(ref, opts, o)
+
+
+def test_recoverable_on_an_incomplete_search_is_unknown(spark):
+    ref = ModelRef.named("kafka", "tiny", (("protocol", "kip98"),))
+    opts = ExploreOptions(stop_on_violation=False, max_depth=6, properties=("LIVE-1",))
+    o = agree(ref, opts)
+    assert not o.complete and o.unrecoverable == {}
+    assert _same_judgement(ref, opts, o).properties[0].outcome == "unknown"
 
 
 def test_errors_are_clear(monkeypatch):
@@ -205,8 +278,8 @@ def test_candidates_lost_between_executors_are_an_error(spark, tmp_path, monkeyp
 
 
 def test_edges_the_driver_cannot_read_are_an_error(spark, tmp_path, monkeypatch):
-    """Recoverable properties are decided from the edges on the driver: missing ones would
-    hide a hanging transaction."""
+    """Recoverable properties are decided from the stored edges: missing ones would hide a hanging
+    transaction."""
     from txncheck.checker.spark.engine import StoreNotShared
     store = tmp_path / "store"
 
@@ -255,3 +328,21 @@ def test_the_cli_gives_no_verdict_when_the_store_loses_a_level(spark, tmp_path, 
     assert "where the driver cannot read it" in got.err and "shared by the driver and every executor" in got.err
     assert "verdict" not in got.out.lower()
     assert not (out / "result.json").exists()
+
+
+def test_messages_lost_in_the_reverse_search_are_an_error(spark, tmp_path, monkeypatch):
+    """A message of the reverse search lost between tasks would make a state look unrecoverable."""
+    from txncheck.checker.spark import engine
+    from txncheck.checker.spark.engine import StoreNotShared
+    store = tmp_path / "store"
+    real = engine._Runner.call
+
+    def call(self, fn, ctx, description):
+        got = real(self, fn, ctx, description)
+        if getattr(ctx, "mode", None) == "round" and ctx.round == 1:
+            _remove_one(glob.glob(f"{store}/reach/msg/00002/to=*/from-*.npy"))
+        return got
+    monkeypatch.setattr(engine._Runner, "call", call)
+    with pytest.raises(StoreNotShared, match=r"lost messages of round 2 of the reverse search"):
+        explore(ModelRef.named("kafka", "tiny"), ExploreOptions(properties=("LIVE-1",)),
+                SparkOptions(master="local[2]", partitions=4, store=str(store)))

@@ -20,8 +20,10 @@ next job, so `resume` continues a killed run from its last complete level with t
 Spark's task retry survives lost executors (every file a task writes is a deterministic function
 of its inputs, written atomically). Before recording a level the driver checks that nothing was
 lost between it and the executors (verify.py): a store they do not share is an error, never a
-verdict. At the end the driver builds the BFS-order index (fps, parent, action) as memory-mapped
-.npy files, one level at a time, so it never holds the visited set in RAM.
+verdict. At the end the executors judge the recoverable properties by a reverse search over the
+stored edges (reach.py), and the driver builds the BFS-order index (fps, parent, action) as
+memory-mapped .npy files, one level at a time, so it never holds the visited set, nor any edge
+unless eventually / leads_to properties (judged on the driver) are selected.
 """
 from __future__ import annotations
 
@@ -42,13 +44,13 @@ from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, Leve
 from txncheck.checker.lookup import find_sorted, group_starts
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
 from txncheck.checker.progress import peak_rss
-from txncheck.spec.model import GRAPH_KINDS
+from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 
-from . import storage
+from . import reach, storage
 from .available import require_spark
 from .ref import ModelRef, SparkOptions
 from .session import SparkEngineError
-from .verify import Ledger, StoreNotShared, stored_rows
+from .verify import Ledger, StoreNotShared, edge_rows, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
 
 __all__ = ["explore", "ModelRef", "SparkOptions", "SparkEngineError", "StoreNotShared"]
@@ -126,8 +128,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     selected = selected_properties(model, options)
     always = tuple(p.name for p in selected if p.kind == "always")
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
-    recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)
+    recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)   # their flags in the store
     n_actions = len(model.actions)
+    judged = _judged(model, selected, recoverable)
+    # eventually / leads_to: their fair cycles are found on the driver, which then needs every edge
+    liveness = any(p.kind in (EVENTUALLY, LEADS_TO) for p in selected)
 
     workdir = os.path.abspath(tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir))
     root = sopts.resume or sopts.store or os.path.join(workdir, "store")
@@ -161,6 +166,8 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
 
     spark = None
     owned = True
+    bad_refs: dict = {}      # recoverable property -> (level, fp) of its chosen unrecoverable state, or None
+    reach_stats: dict = {}
     nonce = uuid.uuid4().hex
     stats: list[dict] = []
     phases: dict[str, float] = {}
@@ -238,6 +245,17 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         manifest.clear_levels_from(len(st.levels), len(records) - 1)
         manifest.data["finished"] = True
         manifest.save()
+        if judged and st.complete:
+            t0 = time.perf_counter()
+            if spark is None:      # a finished store resumed: no level ran, the judgement needs a context
+                spark, owned = _session(sopts, workdir)
+            tasks = max(1, min(partitions, int(sopts.tasks or spark.defaultParallelism)))
+            runner = _Runner(spark, tasks)
+            bad_refs, reach_stats = reach.judge(
+                lambda c: runner.call(reach.run_task, c, f"txncheck recoverable {c.mode} {c.round}"),
+                root, partitions, tasks, len(st.levels), len(records) - 1, len(recoverable), judged,
+                ledger.visited, n_actions)
+            phases["reach"] = time.perf_counter() - t0
         done = True
     finally:
         cleaner.shutdown(wait=True)
@@ -249,6 +267,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         if not done:    # an error: no outcome; the scratch space (and a temporary store) go
             shutil.rmtree(workdir, ignore_errors=True)
 
+    stored_edges = sum(edge_rows(root, lv) for lv in range(len(records) - 1)) if recoverable else 0
     t0 = time.perf_counter()
     (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
     phases["index"] = time.perf_counter() - t0
@@ -262,10 +281,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         return i
 
     edges = None
-    if recoverable:
+    if liveness:
         t0 = time.perf_counter()
         edges = _edge_indices(root, len(records) - 1, fps, seg, partitions)
         phases["edges"] = time.perf_counter() - t0
+    unrecoverable = {name: (None if ref is None else index_of(*ref)) for name, ref in bad_refs.items()}
     n = len(fps)
     out = SearchOutcome(
         fps=fps, parent=parent, action=action, level_sizes=list(st.levels), generated=st.generated,
@@ -273,10 +293,14 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         witnesses={k: index_of(*v) for k, v in st.found.refs(WITNESS).items()},
         deadlock=index_of(*st.found.deadlock()) if st.found.deadlock() is not None else None,
         goal_masks={k: v[0] for k, v in masks.items()}, when_masks={k: v[1] for k, v in masks.items()},
-        edges=edges, complete=st.complete, stop_reason=st.stop_reason,
+        edges=edges, unrecoverable=unrecoverable, complete=st.complete, stop_reason=st.stop_reason,
         elapsed=time.perf_counter() - t_start, peak_memory=peak_rss(), engine="spark",
-        store_bytes=n * 20 + (len(edges[0]) * 20 if edges else 0),
+        # the index, and the stored edges (in the store, read by the executors; on the driver too
+        # only for eventually / leads_to properties: `driver_edges`)
+        store_bytes=n * 20 + stored_edges * 20,
         extra={"partitions": partitions, "master": sopts.master, "store": root if keep else None,
+               "stored_edges": stored_edges, "driver_edges": len(edges[0]) if edges else 0,
+               **({"reach": reach_stats} if reach_stats else {}),
                "level_seconds": [r.get("seconds") for r in records[1:]],
                "resumed_levels": len(records) - 1 - len(level_times) if sopts.resume else 0,
                "tasks": stats, "phases": {k: round(v, 3) for k, v in phases.items()},
@@ -290,8 +314,22 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     return out
 
 
+def _judged(model, selected, flags: tuple[str, ...]) -> tuple[reach.Judged, ...]:
+    """The selected recoverable properties, with their position in the stored flags and the
+    actions whose edges count for each (those of rows without the property's excluded tags)."""
+    out = []
+    for p in selected:
+        if p.kind == RECOVERABLE:
+            excluded = set(p.prop.exclude_tags)
+            keep = tuple(not (set(a.row.tags) & excluded) for a in model.actions)
+            out.append(reach.Judged(p.name, flags.index(p.name), keep))
+    return tuple(out)
+
+
 def _edge_indices(root: str, max_level: int, fps, seg, partitions: int):
-    """The stored edges as (source index, target index, action) into the index `fps`.
+    """The stored edges as (source index, target index, action) into the index `fps`: for
+    eventually / leads_to properties, whose fair cycles are found on the driver (recoverable
+    properties are judged on the executors, reach.py).
 
     A source lies in the level whose edges these are, in its fingerprint partition's sorted
     segment, so it is found by a search in that small segment. Targets may lie in any level: they
@@ -371,12 +409,16 @@ class _Runner:
         self.rdd = sc.parallelize(range(tasks), tasks)
 
     def run(self, ctx: LevelCtx) -> list[dict]:
-        self.sc.setJobDescription(f"txncheck level {ctx.level} {ctx.mode}")
-        return self.rdd.mapPartitionsWithIndex(partial(_task, ctx)).collect()
+        return self.call(run_task, ctx, f"txncheck level {ctx.level} {ctx.mode}")
+
+    def call(self, fn, ctx, description: str) -> list[dict]:
+        """`fn(ctx, task)` on every task; their results."""
+        self.sc.setJobDescription(description)
+        return self.rdd.mapPartitionsWithIndex(partial(_task, fn, ctx)).collect()
 
 
-def _task(ctx: LevelCtx, index: int, _rows):
-    yield run_task(ctx, index)
+def _task(fn, ctx, index: int, _rows):
+    yield fn(ctx, index)
 
 
 def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:

@@ -11,6 +11,8 @@ Layout under the store directory:
                                   task T (raw arrays, see CandidateWriter): the level's exchange, removed once the
                                   level is recorded; never trusted on resume (recomputed)
     index/{fps,parent,action}.npy   BFS-order arrays for the result (built by `build_index`)
+    reach/                        scratch space of the reverse search for recoverable properties
+                                  (reach.py), removed when it ends
 
 Fingerprints are uint64 stored as int64 (same bits). A level directory is trusted only once its
 record is in the manifest; the manifest is replaced atomically after the level's job succeeded,
@@ -249,6 +251,26 @@ def write_table_atomic(table, path: str, fs=None) -> int:
     return int(size)
 
 
+def write_bytes_atomic(fs, path: str, data: bytes) -> int:
+    """Write `data` at `path` (a path of `fs`) via a temporary file and a rename; returns its size."""
+    parent = path.rsplit("/", 1)[0]
+    fs.create_dir(parent, recursive=True)
+    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
+    with fs.open_output_stream(tmp) as f:
+        f.write(data)
+    _move(fs, tmp, path)
+    return len(data)
+
+
+def remove_dir(root: str, path: str) -> None:
+    """Remove directory `path` (a path of the store `root`'s filesystem) if it is there."""
+    fs, _ = fs_and_path(root)
+    try:
+        fs.delete_dir(path)
+    except (FileNotFoundError, OSError):
+        pass
+
+
 def _move(fs, tmp: str, path: str) -> None:
     try:
         fs.move(tmp, path)
@@ -401,7 +423,7 @@ def build_index(root: str, level_sizes: list[int], partitions: int, recoverable:
                 parent[off: off + k] = par
                 action[off: off + k] = ac
             if recoverable:
-                fl = binary_matrix(t.column("flags"), _flag_width(len(recoverable)), np.uint8)
+                fl = binary_matrix(t.column("flags"), flag_width(len(recoverable)), np.uint8)
                 bits = np.unpackbits(fl, axis=1, count=2 * len(recoverable)).astype(bool)
                 if order is not None:
                     bits = bits[order]
@@ -421,7 +443,7 @@ def build_index(root: str, level_sizes: list[int], partitions: int, recoverable:
     return out, masks, seg
 
 
-def _flag_width(n_recoverable: int) -> int:
+def flag_width(n_recoverable: int) -> int:
     return max(1, (2 * n_recoverable + 7) // 8)
 
 
