@@ -35,6 +35,9 @@ from txncheck.spec.errors import ConfigError
 from .exit_codes import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATION
 
 
+# glibc's exit status when it cannot allocate a new thread's thread-local data (a native library starting
+# threads under the entry's memory cap): `_exit(127)` after "cannot allocate memory for thread-local data"
+LOADER_OUT_OF_MEMORY = 127
 GRACE = 3.0  # seconds a stopped entry's process has to unwind (remove its staging directory) before SIGKILL
 
 
@@ -288,7 +291,7 @@ def _died(w: _Worker, out: str) -> EntryOutcome:
     entry_out = os.path.join(out, entry.name)
     _clean_stage(out, entry.name)
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
-    if entry.max_memory is not None and code is not None and code < 0:
+    if entry.max_memory is not None and code is not None and (code < 0 or code == LOADER_OUT_OF_MEMORY):
         # a native library (z3) that cannot allocate aborts the process instead of raising MemoryError
         return out_of_memory(entry, entry_out, seconds, f"its process ended by {how}")
     return EntryOutcome(entry, entry_out, "error", seconds=round(seconds, 3), internal=code is None or code >= 0,
