@@ -74,9 +74,10 @@ def _agree(model, opts, o, v, store):
         if o.edges is not None:
             assert _edge_set(o) == want
         assert _stored_edge_set(store, len(o.level_sizes) + 1, o.fps) == want
-    # recoverable properties, judged on the executors: the state the vector engine's judgement chooses
+    # recoverable properties, judged on the executors (on the driver, over its edges, when it holds them):
+    # the state the vector engine's judgement chooses
     rec = {p.name for p in selected if p.kind == RECOVERABLE}
-    assert set(o.unrecoverable) == (rec if o.complete else set())
+    assert set(o.unrecoverable) == (rec if o.complete and o.edges is None else set())
     for name, i in o.unrecoverable.items():
         j = recoverable.check(model, v, name)
         assert (i is None) == (j is None), name
@@ -156,7 +157,7 @@ def test_kafka_recoverable_violation(spark, tmp_path):
     the executors, with the vector engine's counterexample, trace bytes and all; a finished store
     resumed is judged again with the same result."""
     ref = ModelRef.named("kafka", "tiny", (("protocol", "kip98"),))
-    opts = ExploreOptions(stop_on_violation=False)
+    opts = ExploreOptions(stop_on_violation=False, properties=("ATOM-2", "LIVE-1", "LIVE-2", "LIVE-3"))
     o = agree(ref, opts, store=str(tmp_path / "store"))
     assert o.unrecoverable["LIVE-1"] is not None
     assert o.unrecoverable["LIVE-2"] is None and o.unrecoverable["LIVE-3"] is None
@@ -166,6 +167,16 @@ def test_kafka_recoverable_violation(spark, tmp_path):
     assert {k: None if i is None else int(r.fps[i]) for k, i in r.unrecoverable.items()} == \
         {k: None if i is None else int(o.fps[i]) for k, i in o.unrecoverable.items()}
     assert not os.path.exists(tmp_path / "store" / "reach")    # the reverse search's scratch space is gone
+
+
+def test_kafka_recoverable_with_liveness_judged_on_the_driver(spark):
+    """With LIVE-4 (leads_to) selected every edge comes to the driver anyway: the recoverable properties
+    are judged there, with the same outcomes and traces as the vector engine."""
+    ref = ModelRef.named("kafka", "tiny", (("protocol", "kip98"),))
+    opts = ExploreOptions(stop_on_violation=False)
+    o = agree(ref, opts)
+    assert o.edges is not None and o.unrecoverable == {} and "reach" not in o.extra
+    assert {p.name: p.outcome for p in _same_judgement(ref, opts, o).properties}["LIVE-1"] == "violated"
 
 
 @pytest.mark.parametrize("variant", ["B1d-produce-before-add", "B3-produce-after-marker"])

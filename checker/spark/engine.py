@@ -23,7 +23,8 @@ lost between it and the executors (verify.py): a store they do not share is an e
 verdict. At the end the executors judge the recoverable properties by a reverse search over the
 stored edges (reach.py), and the driver builds the BFS-order index (fps, parent, action) as
 memory-mapped .npy files, one level at a time, so it never holds the visited set, nor any edge
-unless eventually / leads_to properties (judged on the driver) are selected.
+unless eventually / leads_to properties are selected: those are judged on the driver over every
+edge, and the recoverable properties of the same run with them.
 """
 from __future__ import annotations
 
@@ -130,9 +131,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
     recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)   # their flags in the store
     n_actions = len(model.actions)
-    judged = _judged(model, selected, recoverable)
-    # eventually / leads_to: their fair cycles are found on the driver, which then needs every edge
+    # eventually / leads_to: their fair cycles are found on the driver, which then needs every edge; with
+    # those edges on the driver the recoverable properties are judged there too (numpy over edges already
+    # loaded beats a reverse search on the executors, 2.4x on kafka nightly with 2 cores)
     liveness = any(p.kind in (EVENTUALLY, LEADS_TO) for p in selected)
+    judged = () if liveness else _judged(model, selected, recoverable)
 
     workdir = os.path.abspath(tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir))
     root = sopts.resume or sopts.store or os.path.join(workdir, "store")
