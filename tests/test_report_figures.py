@@ -90,10 +90,11 @@ def test_kafka_coordinator(kafka):
 
 
 def test_kafka_coordinator_pending(kafka):
-    """With the pending-state var, the EndTxn handlers (TC-22 before TV2, TC-32 with it) are on the
-    Ongoing -> PrepareCommit edge, as the rows that prepare it."""
+    """With the pending-state var, the EndTxn handlers (TC-22 before TV2, TC-32 with it, and TC-122, TC-132:
+    the same handlers for a late copy of the request) are on the Ongoing -> PrepareCommit edge, as the rows
+    that prepare it."""
     g = status_graph(kafka, "coordinator", pending=PENDING)
-    assert pairs(g, "pending")[("Ongoing", "PrepareCommit")] == ["TC-22", "TC-32"]
+    assert pairs(g, "pending")[("Ongoing", "PrepareCommit")] == ["TC-22", "TC-32", "TC-122", "TC-132"]
     assert pairs(g, "write")[("Ongoing", "PrepareCommit")] == ["TL-04", "TL-05"]
     assert set(pairs(g, "pending")[("Ongoing", "PrepareAbort")]) >= {"TC-07", "TC-22", "TC-32", "TC-40", "TC-41"}
     assert "TC-22" not in g.graph["unchanged"] and "TC-01" in g.graph["unchanged"]
