@@ -64,6 +64,28 @@ def worker(argv: list[str]) -> None:
     }))
 
 
+TIME_FORMAT = ["/usr/bin/time", "-f", "MAXRSS %M CPU %U %S"]
+
+
+def timed_run(distinct: int, generated: int | None, wall: float, out: str) -> dict:
+    """One peer run's figures, its peak and CPU read from `/usr/bin/time -f "MAXRSS %M CPU %U %S"`."""
+    rss = re.search(r"MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)", out)
+    return {"distinct": distinct, "generated": generated, "seconds": wall,
+            "peak": int(rss.group(1)) * 1024 if rss else 0,
+            "cpu_seconds": float(rss.group(2)) + float(rss.group(3)) if rss else None}
+
+
+def summary(runs: list[dict]) -> dict:
+    """The last run's counts with the median wall and CPU seconds and the largest peak of all runs."""
+    r = dict(runs[-1])
+    r["seconds"] = statistics.median(x["seconds"] for x in runs)
+    r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
+    r["peak"] = max(x["peak"] for x in runs)
+    cpus = [x["cpu_seconds"] for x in runs if x["cpu_seconds"] is not None]
+    r["cpu_seconds"] = statistics.median(cpus) if cpus else None
+    return r
+
+
 def run_engine(case, engine, sym, repeats, timeout):
     spec_name, config, overrides = case["spec"], case["config"], case.get("overrides", {})
     runs = []
@@ -77,12 +99,7 @@ def run_engine(case, engine, sym, repeats, timeout):
         if p.returncode != 0:
             return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
         runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
-    r = dict(runs[-1])
-    r["seconds"] = statistics.median(x["seconds"] for x in runs)
-    r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
-    r["peak"] = max(x["peak"] for x in runs)
-    r["cpu_seconds"] = statistics.median(x["cpu_seconds"] for x in runs)
-    return r
+    return summary(runs)
 
 
 # -- Spin -----------------------------------------------------------------------------------------
@@ -121,26 +138,16 @@ def run_spin(spin: str, n: int, repeats: int, timeout: int, expected: int | None
             t0 = time.perf_counter()
             # hash table sized for the state count (2^w slots, about twice the states), as one tunes pan
             w = max(16, min(28, (int(expected or 2**20) * 2).bit_length()))
-            p = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M CPU %U %S", "./pan", f"-w{w}"], cwd=d,
+            p = subprocess.run([*TIME_FORMAT, "./pan", f"-w{w}"], cwd=d,
                                capture_output=True, text=True, timeout=timeout)
             wall = time.perf_counter() - t0
             out = p.stdout + p.stderr
             stored = re.search(r"(\d+) states, stored", out)
             trans = re.search(r"(\d+) transitions", out)
-            rss = re.search(r"MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)", out)
             if not stored:
                 return {"error": out.strip()[-300:]}
-            runs.append({"distinct": int(stored.group(1)), "generated": int(trans.group(1)) if trans else None,
-                         "seconds": wall, "peak": int(rss.group(1)) * 1024 if rss else 0,
-                         "cpu_seconds": float(rss.group(2)) + float(rss.group(3)) if rss else None})
-        r = dict(runs[-1])
-        r["seconds"] = statistics.median(x["seconds"] for x in runs)
-        r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
-        r["peak"] = max(x["peak"] for x in runs)
-        r["build_seconds"] = build
-        cpus = [x["cpu_seconds"] for x in runs if x["cpu_seconds"] is not None]
-        r["cpu_seconds"] = statistics.median(cpus) if cpus else None
-        return r
+            runs.append(timed_run(int(stored.group(1)), int(trans.group(1)) if trans else None, wall, out))
+        return {**summary(runs), "build_seconds": build}
 
 
 # -- TLC ------------------------------------------------------------------------------------------
@@ -166,7 +173,7 @@ def run_tlc(jar: str, specs: str, repeats: int, timeout: int):
         with tempfile.TemporaryDirectory(prefix="txncheck-tlc-") as d:
             for f in TLC_FILES:
                 shutil.copy(os.path.join(specs, f), d)
-            cmd = ["/usr/bin/time", "-f", "MAXRSS %M CPU %U %S", "java", "-XX:+UseParallelGC", "-cp", jar,
+            cmd = [*TIME_FORMAT, "java", "-XX:+UseParallelGC", "-cp", jar,
                    "tlc2.TLC", "-workers", "1", "-metadir", os.path.join(d, "meta"),
                    "-config", "PaxosCommit.cfg", "PaxosCommit.tla"]
             t0 = time.perf_counter()
@@ -177,19 +184,10 @@ def run_tlc(jar: str, specs: str, repeats: int, timeout: int):
             wall = time.perf_counter() - t0
         out = p.stdout + p.stderr
         got = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out)
-        rss = re.search(r"MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)", out)
         if not got:
             return {"error": (out.strip().splitlines() or ["TLC failed"])[-1][-200:]}
-        runs.append({"distinct": int(got.group(2).replace(",", "")), "generated": int(got.group(1).replace(",", "")),
-                     "seconds": wall, "peak": int(rss.group(1)) * 1024 if rss else 0,
-                     "cpu_seconds": float(rss.group(2)) + float(rss.group(3)) if rss else None})
-    r = dict(runs[-1])
-    r["seconds"] = statistics.median(x["seconds"] for x in runs)
-    r["all_seconds"] = [round(x["seconds"], 3) for x in runs]
-    r["peak"] = max(x["peak"] for x in runs)
-    cpus = [x["cpu_seconds"] for x in runs if x["cpu_seconds"] is not None]
-    r["cpu_seconds"] = statistics.median(cpus) if cpus else None
-    return r
+        runs.append(timed_run(int(got.group(2).replace(",", "")), int(got.group(1).replace(",", "")), wall, out))
+    return summary(runs)
 
 
 # -- report ---------------------------------------------------------------------------------------
