@@ -59,6 +59,7 @@ def test_one_induction_proves_properties_with_the_invariants():
     assert [(p.name, p.status, p.depth) for p in res.properties] == [(n, "proved", 1) for n in PROVED], summary(res)
 
 
+@pytest.mark.long  # minutes each (eos about 3, ci about 2 on a quiet core)
 @pytest.mark.parametrize("config", ["ci", "eos"])
 def test_one_induction_proves_exactly_once_with_consume_transform_produce(config):
     """Consume-transform-produce (ci; eos adds a zombie): the same properties and ATOM-3, EOS-1 too,

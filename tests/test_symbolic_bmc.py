@@ -44,7 +44,13 @@ KAFKA_IN_CI = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B10
                "B9-bump-on-failed-fence", "B11-admin-abort")
 
 
+# in CI, but minutes long (D4's 18 steps with the induction pass): make test-long
+KAFKA_LONG = ("D4-no-sequence-check",)
+
+
 def _heavy(name, variant):
+    if name == "kafka" and variant in KAFKA_LONG:
+        return [pytest.mark.long]
     return [pytest.mark.heavy] if name == "kafka" and variant not in KAFKA_IN_CI else []
 
 
