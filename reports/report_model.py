@@ -103,9 +103,11 @@ def _look_first(spec: Spec, main: list[dict], variants: list[dict], tables: list
                           "the bug it plants is not caught"})
     never, off = never_fired(tables), not_applicable_rows(tables)
     if never:
-        items.append({"kind": "unfired", "text": f"{len(never)} rows never fire in any checked configuration that "
-                      "lets them fire: " + ", ".join(never)
-                      + (f" ({len(off)} rows not applicable to any checked configuration are left out)" if off else "")})
+        rows = f"{len(never)} rows never fire" if len(never) != 1 else "1 row never fires"
+        left = f"{len(off)} rows" if len(off) != 1 else "1 row"
+        items.append({"kind": "unfired", "text": f"{rows} in any checked configuration that lets them fire: "
+                      + ", ".join(never)
+                      + (f" ({left} not applicable to any checked configuration left out)" if off else "")})
     incomplete = [run_label(r) for r in main + [v["run"] for v in variants] if not r["result"]["complete"]
                   and r["result"]["stop_reason"] != "violation"]
     if incomplete:
