@@ -3,17 +3,20 @@
 A row is not applicable to a configuration when none of its ground actions can ever be enabled, by
 construction: its groundings fold to false (the grounder drops them), or its guard is false for every
 state within bounds that hold in every reachable state. The bounds are computed statically, once per
-model: each cell starts at its declared domain (a budget `env_x < Config("x")` with x = 0 is false:
-env_x ranges over 0..0); then repeatedly, a cell's bound becomes the hull of its initial values and of
-the values the actions whose guard may still hold can write to it, until nothing changes. So a row
-waiting on a cell only switched-off rows set (a stale marker copy when marker_dups = 0) is switched off
-too.
+model: each cell ranges over its declared domain (a budget `env_x < Config("x")` with x = 0 is false:
+env_x ranges over 0..0), except a cell that no action whose guard may hold can change (each value it
+may write lies within the cell's initial values), which keeps its initial values; repeated until
+nothing changes. So a row waiting on a cell only switched-off rows set (a stale marker copy when
+marker_dups = 0) is switched off too.
+
+A cell that does change keeps its whole domain, even when no row ever writes some of its values: a
+row waiting for such a value (a state no row enters) is a question about the model, not about the
+configuration, so it stays applicable and coverage reports it as "never fired". So does a row only
+a combination of values would enable (the bounds are per cell, blind to how cells relate).
 
 Sound: the bounds at the fixpoint contain every initial state and every write of an action enabled
 within them, so by induction every reachable state lies within them (the engines refuse a value outside
-a cell's domain), and an action whose guard is false on them is never enabled. The bounds are intervals
-per cell, blind to how cells relate, so a row that a reachable combination of values never enables is
-left to the search: coverage reports it as "never fired".
+a cell's domain), and an action whose guard is false on them is never enabled.
 """
 from __future__ import annotations
 
@@ -27,9 +30,10 @@ def inapplicable_rows(model: GroundModel) -> tuple[str, ...]:
     lay = model.layout
     inits = model.initial_states
     init = tuple((min(s[c] for s in inits), max(s[c] for s in inits)) for c in range(model.width))
-    bounds = tuple(zip(lay.cell_lo, lay.cell_hi))
-    # each step narrows the bounds (the step is monotone), so this many steps always reach the fixpoint
-    for _ in range(sum(hi - lo for lo, hi in bounds) + 2):
+    domain = tuple(zip(lay.cell_lo, lay.cell_hi))
+    bounds = domain
+    # each step only freezes cells (the step is monotone), so this many steps always reach the fixpoint
+    for _ in range(model.width + 2):
         enabled = [a for a in model.actions if _may_hold(a.guard, bounds)]
         grown = list(init)
         for a in enabled:
@@ -37,11 +41,8 @@ def inapplicable_rows(model: GroundModel) -> tuple[str, ...]:
                 iv = _eval(value, bounds)
                 cells = (target.pos,) if isinstance(target, GCell) else _dyn_cells(target, bounds)
                 for c in cells:
-                    lo, hi = (lay.cell_lo[c], lay.cell_hi[c]) if iv is None else iv
-                    # a value outside the domain is an error of the engines, never a state
-                    lo, hi = max(lo, lay.cell_lo[c]), min(hi, lay.cell_hi[c])
-                    if lo <= hi:
-                        grown[c] = (min(grown[c][0], lo), max(grown[c][1], hi))
+                    if iv is None or iv[0] < init[c][0] or iv[1] > init[c][1]:
+                        grown[c] = domain[c]  # the row may change the cell: any value of its domain
         if tuple(grown) == bounds:
             live = {a.row_id for a in enabled}
             return tuple(r.id for r in model.spec.rows if r.id not in live)
