@@ -2,167 +2,169 @@
 
 A row is not applicable to a configuration when none of its ground actions can ever be enabled, by
 construction: its groundings fold to false (the grounder drops them), or its guard is false for every
-state within bounds that hold in every reachable state. The bounds are computed statically, once per
-model: each cell ranges over its declared domain (a budget `env_x < Config("x")` with x = 0 is false:
-env_x ranges over 0..0), except a cell that no action whose guard may hold can change (each value it
-may write lies within the cell's initial values), which keeps its initial values; repeated until
-nothing changes. So a row waiting on a cell only switched-off rows set (a stale marker copy when
-marker_dups = 0) is switched off too.
+state whose cells hold values they may hold. What a cell may hold is computed statically, once per
+model, starting from every value of its declared domain (a budget `env_x < Config("x")` with x = 0 is
+false: env_x ranges over 0..0) and narrowed until nothing changes: a cell may hold its initial values,
+the values the rows whose guard may still hold can write to it, and the values no row of the spec
+writes at all. So a value only switched-off rows write is excluded, and a row waiting for it (the
+stale marker copy NET-10 sends when marker_dups > 0) is switched off too.
 
-A cell that does change keeps its whole domain, even when no row ever writes some of its values: a
-row waiting for such a value (a state no row enters) is a question about the model, not about the
-configuration, so it stays applicable and coverage reports it as "never fired". So does a row only
-a combination of values would enable (the bounds are per cell, blind to how cells relate).
+A value no row writes stays possible on purpose: a row waiting for it (a state no row enters, an
+answer no row gives) is a question about the model, not about the configuration, so it stays
+applicable and coverage reports it as "never fired". So does a row only a combination of values would
+enable: the analysis looks at each cell on its own.
 
-Sound: the bounds at the fixpoint contain every initial state and every write of an action enabled
-within them, so by induction every reachable state lies within them (the engines refuse a value outside
-a cell's domain), and an action whose guard is false on them is never enabled.
+Sound: at the fixpoint the values contain every initial state and every write of an action enabled
+on them, so by induction every reachable state has its cells within them (the engines refuse a value
+outside a cell's domain), and an action whose guard is false on them is never enabled.
 """
 from __future__ import annotations
 
+from txncheck.spec.evaluate import apply_op
+from txncheck.spec.expr import Lit, Op
 from txncheck.spec.ground_ir import GCell, GConst, GDyn, GExpr, GroundModel, GTable
 
-_BOOL = (0, 1)
+_CAP = 256  # values an expression may take before the analysis stops tracking them (None: any value)
+_TRUE, _FALSE, _BOTH = frozenset((1,)), frozenset((0,)), frozenset((0, 1))
+_ASSOCIATIVE = ("+", "*", "min", "max")
 
 
 def inapplicable_rows(model: GroundModel) -> tuple[str, ...]:
     """The ids of `model`'s rows that cannot fire in any reachable state, in table order."""
     lay = model.layout
-    inits = model.initial_states
-    init = tuple((min(s[c] for s in inits), max(s[c] for s in inits)) for c in range(model.width))
-    domain = tuple(zip(lay.cell_lo, lay.cell_hi))
-    bounds = domain
-    # each step only freezes cells (the step is monotone), so this many steps always reach the fixpoint
-    for _ in range(model.width + 2):
-        enabled = [a for a in model.actions if _may_hold(a.guard, bounds)]
-        grown = list(init)
+    domain = [frozenset(range(lo, hi + 1)) for lo, hi in zip(lay.cell_lo, lay.cell_hi)]
+    unwritten = _unwritten(model)
+    keep = [frozenset(s[c] for s in model.initial_states) | unwritten[lay.vars[lay.cell_var[c]].var.name] & domain[c]
+            for c in range(model.width)]
+    values = list(domain)
+    # each step only narrows the values (the step is monotone), so this many steps reach the fixpoint
+    for _ in range(sum(len(d) for d in domain) + 2):
+        enabled = [a for a in model.actions if 1 in _truth(_eval(a.guard, values))]
+        grown = list(keep)
         for a in enabled:
             for target, value in a.updates:
-                iv = _eval(value, bounds)
-                cells = (target.pos,) if isinstance(target, GCell) else _dyn_cells(target, bounds)
+                written = _eval(value, values)
+                cells = (target.pos,) if isinstance(target, GCell) else _dyn_cells(target, values)
                 for c in cells:
-                    if iv is None or iv[0] < init[c][0] or iv[1] > init[c][1]:
-                        grown[c] = domain[c]  # the row may change the cell: any value of its domain
-        if tuple(grown) == bounds:
+                    # a value outside the domain is an error of the engines, never a state
+                    grown[c] = grown[c] | (domain[c] if written is None else written & domain[c])
+        if grown == values:
             live = {a.row_id for a in enabled}
             return tuple(r.id for r in model.spec.rows if r.id not in live)
-        bounds = tuple(grown)
+        values = grown
     live = {a.row_id for a in model.actions}  # pragma: no cover - only if a step were not monotone
     return tuple(r.id for r in model.spec.rows if r.id not in live)
 
 
-def _may_hold(guard: GExpr, bounds) -> bool:
-    iv = _eval(guard, bounds)
-    return iv is None or iv != (0, 0)
+def _unwritten(model: GroundModel) -> dict[str, frozenset]:
+    """Per var, the values no row of the spec can write, whatever the configuration: an update whose
+    value is a literal (or an If choosing among literals) writes those; any other may write anything."""
+    written: dict[str, set | None] = {}
+    for r in model.spec.rows:
+        for u in r.updates:
+            name = u.target.var.name
+            if written.get(name, set()) is None:
+                continue
+            lits = _literals(u.value)
+            written[name] = None if lits is None else written.get(name, set()) | lits
+    out = {}
+    for vl in model.layout.vars:
+        w = written.get(vl.var.name, set())
+        out[vl.var.name] = frozenset() if w is None else frozenset(range(vl.lo, vl.hi + 1)) - frozenset(w)
+    return out
 
 
-def _dyn_cells(x: GDyn, bounds) -> list[int]:
-    """The cells a computed position may denote, given its indices' bounds."""
-    offs = [0]
-    for ix, stride, size in x.terms:
-        lo, hi = _index_range(_eval(ix, bounds), size)
-        offs = [o + i * stride for o in offs for i in range(lo, hi + 1)]
-    return [x.base + o for o in offs]
-
-
-def _index_range(iv, size: int) -> tuple[int, int]:
-    """The positions an index within `iv` may reach among 0..size-1. An index outside is an evaluation
-    error, never a read; bounds wholly outside are drawn to the nearest position so that narrower
-    bounds never give more positions (the fixpoint needs each step monotone)."""
-    if iv is None:
-        return 0, size - 1
-    return min(max(iv[0], 0), size - 1), max(min(iv[1], size - 1), 0)
-
-
-def _eval(e: GExpr, bounds):
-    """Bounds of `e` over every state whose cells lie within `bounds` (None: no bound known)."""
-    if isinstance(e, GConst):
-        return (e.value, e.value)
-    if isinstance(e, GCell):
-        return bounds[e.pos]
-    if isinstance(e, GDyn):
-        return _hull(bounds[c] for c in _dyn_cells(e, bounds))
-    if isinstance(e, GTable):
-        lo, hi = _index_range(_eval(e.index, bounds), len(e.values))
-        vals = e.values[lo:hi + 1]
-        return (min(vals), max(vals))
-    op, args = e.op, e.args
-    if op in ("and", "or"):
-        ivs = [_truth(_eval(a, bounds)) for a in args]
-        decisive, other = (0, 1) if op == "and" else (1, 0)
-        if any(t == decisive for t in ivs):
-            return (decisive, decisive)
-        return (other, other) if all(t == other for t in ivs) else _BOOL
-    if op == "not":
-        t = _truth(_eval(args[0], bounds))
-        return _BOOL if t is None else (1 - t, 1 - t)
-    if op == "implies":
-        a, b = (_truth(_eval(x, bounds)) for x in args)
-        if a == 0 or b == 1:
-            return (1, 1)
-        return (0, 0) if a == 1 and b == 0 else _BOOL
-    if op == "ite":
-        t = _truth(_eval(args[0], bounds))
-        if t is not None:
-            return _eval(args[1] if t else args[2], bounds)
-        return _hull((_eval(args[1], bounds), _eval(args[2], bounds)))
-    ivs = [_eval(a, bounds) for a in args]
-    if op in ("==", "!=", "<", "<=", ">", ">="):
-        return _compare(op, ivs[0], ivs[1])
-    if any(iv is None for iv in ivs):
-        return None
-    if op == "+":
-        return (sum(iv[0] for iv in ivs), sum(iv[1] for iv in ivs))
-    if op == "-":
-        return (ivs[0][0] - ivs[1][1], ivs[0][1] - ivs[1][0])
-    if op == "*":
-        out = ivs[0]
-        for iv in ivs[1:]:
-            corners = [x * y for x in out for y in iv]
-            out = (min(corners), max(corners))
-        return out
-    if op == "min":
-        return (min(iv[0] for iv in ivs), min(iv[1] for iv in ivs))
-    if op == "max":
-        return (max(iv[0] for iv in ivs), max(iv[1] for iv in ivs))
-    return None  # `//`, `%`: no bound is needed to decide a guard so far
-
-
-def _truth(iv) -> int | None:
-    """1 or 0 when the value is surely non-zero or surely zero, None when it may be either."""
-    if iv == (0, 0):
-        return 0
-    if iv is not None and (iv[0] > 0 or iv[1] < 0):
-        return 1
+def _literals(e) -> set | None:
+    if isinstance(e, Lit):
+        return {int(e.value)}
+    if isinstance(e, Op) and e.op == "ite":
+        a, b = _literals(e.args[1]), _literals(e.args[2])
+        return None if a is None or b is None else a | b
     return None
 
 
-def _compare(op: str, a, b):
-    if a is None or b is None:
-        return _BOOL
-    (alo, ahi), (blo, bhi) = a, b
-    if op in ("==", "!="):
-        if alo == ahi == blo == bhi:
-            same = 1
-        elif ahi < blo or bhi < alo:
-            same = 0
-        else:
-            return _BOOL
-        v = same if op == "==" else 1 - same
-        return (v, v)
-    if op in (">", ">="):
-        (alo, ahi), (blo, bhi) = b, a
-        op = "<" if op == ">" else "<="
-    if op == "<":
-        return (1, 1) if ahi < blo else (0, 0) if alo >= bhi else _BOOL
-    return (1, 1) if ahi <= blo else (0, 0) if alo > bhi else _BOOL
+def _truth(vals) -> frozenset:
+    """The truth values an expression taking `vals` may have."""
+    if vals is None:
+        return _BOTH
+    return frozenset(int(bool(v)) for v in vals)
 
 
-def _hull(ivs):
-    lo = hi = None
-    for iv in ivs:
-        if iv is None:
+def _dyn_cells(x: GDyn, values) -> list[int]:
+    """The cells a computed position may denote (an index outside its range is an evaluation error,
+    never a read)."""
+    offs = [0]
+    for ix, stride, size in x.terms:
+        iv = _eval(ix, values)
+        idx = range(size) if iv is None else sorted(i for i in iv if 0 <= i < size)
+        offs = [o + i * stride for o in offs for i in idx]
+    return [x.base + o for o in offs]
+
+
+def _eval(e: GExpr, values):
+    """The values `e` may take in a state whose cells hold values in `values` (None: any value)."""
+    if isinstance(e, GConst):
+        return frozenset((e.value,))
+    if isinstance(e, GCell):
+        return values[e.pos]
+    if isinstance(e, GDyn):
+        return _union(values[c] for c in _dyn_cells(e, values))
+    if isinstance(e, GTable):
+        iv = _eval(e.index, values)
+        idx = range(len(e.values)) if iv is None else [i for i in iv if 0 <= i < len(e.values)]
+        return frozenset(e.values[i] for i in idx)
+    op, args = e.op, e.args
+    if op in ("and", "or"):
+        decisive = 0 if op == "and" else 1
+        truths = [_truth(_eval(a, values)) for a in args]
+        if any(t == frozenset((decisive,)) for t in truths):
+            return frozenset((decisive,))
+        return frozenset((1 - decisive,)) if all(t == frozenset((1 - decisive,)) for t in truths) else _BOTH
+    if op == "not":
+        return frozenset(1 - t for t in _truth(_eval(args[0], values)))
+    if op == "implies":
+        a, b = (_truth(_eval(x, values)) for x in args)
+        return frozenset((1,) if 0 in a else ()) | frozenset(b if 1 in a else ())
+    if op == "ite":
+        c = _truth(_eval(args[0], values))
+        branches = ([args[1]] if 1 in c else []) + ([args[2]] if 0 in c else [])
+        return _union(_eval(b, values) for b in branches)
+    sets = [_eval(a, values) for a in args]
+    if any(s is None for s in sets):
+        return None
+    if op in _ASSOCIATIVE:
+        out = sets[0]
+        for s in sets[1:]:
+            out = _combine(op, (out, s))
+            if out is None:
+                return None
+        return out
+    return _combine(op, tuple(sets))
+
+
+def _combine(op: str, sets: tuple) -> frozenset | None:
+    """`op` over every choice of one value per argument, or None when there are too many."""
+    n = 1
+    for s in sets:
+        n *= len(s)
+    if n > _CAP:
+        return None
+    combos = [()]
+    for s in sets:
+        combos = [c + (v,) for c in combos for v in sorted(s)]
+    out = set()
+    for c in combos:
+        try:
+            out.add(apply_op(op, list(c)))
+        except ZeroDivisionError:
+            continue  # an evaluation error, never a value
+    return frozenset(out)
+
+
+def _union(sets) -> frozenset | None:
+    out: set = set()
+    for s in sets:
+        if s is None:
             return None
-        lo = iv[0] if lo is None else min(lo, iv[0])
-        hi = iv[1] if hi is None else max(hi, iv[1])
-    return None if lo is None else (lo, hi)
+        out |= s
+    return frozenset(out)
