@@ -27,6 +27,7 @@ from txncheck.spec.ground_ir import GCell, GConst, GDyn, GExpr, GroundModel, GTa
 _CAP = 256  # values an expression may take before the analysis stops tracking them (None: any value)
 _TRUE, _FALSE, _BOTH = frozenset((1,)), frozenset((0,)), frozenset((0, 1))
 _ASSOCIATIVE = ("+", "*", "min", "max")
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 
 def inapplicable_rows(model: GroundModel) -> tuple[str, ...]:
@@ -130,6 +131,8 @@ def _eval(e: GExpr, values):
         branches = ([args[1]] if 1 in c else []) + ([args[2]] if 0 in c else [])
         return _union(_eval(b, values) for b in branches)
     sets = [_eval(a, values) for a in args]
+    if op in _COMPARE:
+        return _compare(op, *sets)
     if any(s is None for s in sets):
         return None
     if op in _ASSOCIATIVE:
@@ -140,6 +143,24 @@ def _eval(e: GExpr, values):
                 return None
         return out
     return _combine(op, tuple(sets))
+
+
+def _compare(op: str, a, b) -> frozenset:
+    """The truth values of `a op b`, from the two value sets alone (the hot path: every guard compares)."""
+    if a is None or b is None:
+        return _BOTH
+    if not a or not b:
+        return frozenset()
+    if op in ("==", "!="):
+        may_equal = not a.isdisjoint(b)
+        may_differ = len(a) > 1 or len(b) > 1 or a != b
+        same = frozenset(((1,) if may_equal else ()) + ((0,) if may_differ else ()))
+        return same if op == "==" else frozenset(1 - t for t in same)
+    if op in (">", ">="):
+        a, b, op = b, a, "<" if op == ">" else "<="
+    if op == "<":
+        return frozenset(((1,) if min(a) < max(b) else ()) + ((0,) if max(a) >= min(b) else ()))
+    return frozenset(((1,) if min(a) <= max(b) else ()) + ((0,) if max(a) > min(b) else ()))
 
 
 def _combine(op: str, sets: tuple) -> frozenset | None:
