@@ -9,9 +9,10 @@ target, as a dashed box just left of it. A label sits along its arrow where it c
 boxes, labels and other arrows. With `fired` (the row ids that fired in the checked
 configurations), an arrow none of whose rows fired (its durable rows when it has any) is dashed and
 grey, and the legend says so; with `inapplicable` too (the rows no checked configuration lets fire,
-checker/applicable.py), such an arrow whose rows are all inapplicable is dotted and paler instead, with
-its own legend entry: it is switched off by configuration, not a warning sign. Below the drawing: the states no row enters or leaves (greyed), the
-legend, and the rows with no arrow (unchanged, switched off, written by other tables).
+checker/applicable.py), such an arrow whose rows are all inapplicable is dotted and paler instead,
+with its own legend entry: the configurations switch it off, which is no warning sign. Below the
+drawing: the states no row enters or leaves (greyed), the legend, and the rows with no arrow
+(unchanged, switched off, written by other tables).
 
 Output is deterministic (same graph and options -> same bytes, `mpl_figure.py`) and written
 atomically.
