@@ -191,3 +191,20 @@ def test_state_diagram_draws_switched_off_rows_apart():
     # without the rows switched off, the figure is what it was: no third legend entry
     plain = render_status_diagram(g, set(r.fired_rows), "svg")
     assert plain.inapplicable == () and b"not applicable" not in plain.data
+
+
+def test_gate_cache_carries_the_rows_and_misses_a_record_without_them(tmp_path):
+    from txncheck.reports import gate_cache
+    entry = GateEntry(name="e", spec="twophase", expect="pass", line=1)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "result.json").write_text("{}")
+    o = EntryOutcome(entry, str(out), "pass", 3, 2, 0.1, fired_rows=("M-01",), inapplicable_rows=("F-01",))
+    cache = str(tmp_path / "cache")
+    gate_cache.store(cache, o, "k")
+    assert gate_cache.lookup(cache, entry, "k", str(out)).inapplicable_rows == ("F-01",)
+    path = tmp_path / "cache" / "e.json"
+    record = json.loads(path.read_text())
+    del record["outcome"]["inapplicable_rows"]  # a record of an earlier txncheck: searched again
+    path.write_text(json.dumps(record))
+    assert gate_cache.lookup(cache, entry, "k", str(out)) is None
