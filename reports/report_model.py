@@ -67,7 +67,7 @@ def _fired(run: dict) -> dict[str, int]:
 
 def _tables(spec: Spec, runs: list[dict], figures: dict) -> list[dict]:
     fired = {run["key"]: _fired(run) for run in runs}
-    # a result from before inapplicable_rows existed lists none: its rows count as applicable
+    # a result without inapplicable_rows (an older txncheck's) lists none: its rows count as applicable
     off = {run["key"]: set(run["result"].get("inapplicable_rows", ())) for run in runs}
     out = []
     for t in spec.tables:

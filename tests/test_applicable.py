@@ -90,7 +90,7 @@ def test_kafka_tiny_result_lists_only_applicable_rows_as_never_fired():
     assert set(r.inapplicable_rows).isdisjoint(r.unfired_rows)
     assert len(fired) + len(r.unfired_rows) + len(r.inapplicable_rows) == len(r.coverage) == 142
     assert set(LATE + BUDGETED) <= set(r.inapplicable_rows)
-    assert "PC-19" in r.unfired_rows and len(r.unfired_rows) < 30  # from 94 when switched-off rows counted too
+    assert "PC-19" in r.unfired_rows and len(r.unfired_rows) < 30  # 94 rows fire 0 times, most switched off
 
 
 # ---- soundness: no row listed as not applicable ever fires --------------------------------------------------
@@ -175,7 +175,7 @@ def test_report_counts_only_applicable_rows_as_never_fired():
     assert row["F-01"]["not_applicable"] == ["off"] and row["M-01"]["not_applicable"] == []
     both = build_report(spec, runs + [_run("on", check_spec(spec, "on", engine="scalar"))], {}, "scalar")
     assert both["never_fired"] == ["F-03"] and both["not_applicable_rows"] == []
-    # a result written before inapplicable_rows existed: every row counts as applicable
+    # a result without inapplicable_rows (an older txncheck's): every row counts as applicable
     old = dict(runs[0], result={k: v for k, v in runs[0]["result"].items() if k != "inapplicable_rows"})
     assert build_report(spec, [old], {}, "scalar")["never_fired"] == ["F-01", "F-02", "F-03"]
 
