@@ -31,7 +31,8 @@ class CheckResult:
     stats: dict
     properties: tuple[PropertyOutcome, ...]
     coverage: tuple[dict, ...] = ()
-    unfired_rows: tuple[str, ...] = ()
+    unfired_rows: tuple[str, ...] = ()    # rows the config allows that never fired in the search
+    inapplicable_rows: tuple[str, ...] = ()  # rows that cannot fire under the config (checker/applicable.py)
     deadlock: dict | None = None
     options: dict = field(default_factory=dict)
     not_applicable: tuple[str, ...] = ()  # properties the config leaves out (Property.applies)
@@ -43,6 +44,11 @@ class CheckResult:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    @property
+    def fired_rows(self) -> tuple[str, ...]:
+        """The rows that fired at least once in the search, in table order."""
+        return tuple(c["row"] for c in self.coverage if c["fired"])
 
     @property
     def violated(self) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from txncheck.spec.request import ModelRequest
 from txncheck.traces.build import DEADLOCK_EXPLANATION, build_lasso_trace, build_trace, unrecoverable_explanation
 
 from . import engines, liveness, recoverable
+from .applicable import inapplicable_rows
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import InitialStates, concrete_path
@@ -147,7 +148,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         actions_by_row[a.row_id] = actions_by_row.get(a.row_id, 0) + 1
     coverage = tuple({"row": r.id, "actor": r.actor, "trigger": r.trigger, "ground_actions": actions_by_row.get(r.id, 0),
                       "fired": fired_by_row.get(r.id, 0)} for r in model.spec.rows)
-    unfired = tuple(c["row"] for c in coverage if c["fired"] == 0)
+    inapplicable = inapplicable_rows(model)
+    unfired = tuple(c["row"] for c in coverage if c["fired"] == 0 and c["row"] not in inapplicable)
     secs = outcome.elapsed
     stats = {
         "distinct": n, "generated": int(outcome.generated), "depth": outcome.depth,
@@ -162,7 +164,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     result = CheckResult(
         spec=model.spec.name, variant=variant, config=model.config.to_json(), engine=engine, verdict=verdict,
         complete=outcome.complete, stop_reason=outcome.stop_reason, stats=stats, properties=tuple(outcomes),
-        coverage=coverage, unfired_rows=unfired, deadlock=deadlock, not_applicable=model.not_applicable,
+        coverage=coverage, unfired_rows=unfired, inapplicable_rows=inapplicable, deadlock=deadlock,
+        not_applicable=model.not_applicable,
         options={k: v for k, v in asdict(options).items()
                  if k not in ("progress", "progress_interval", "workdir", "chunk_states", "visited_budget")},
         traces=traces)

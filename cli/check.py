@@ -180,8 +180,19 @@ def summary(result, out: str | None) -> str:
     if result.deadlock:
         lines.append(f"  deadlock after {result.deadlock['depth']} steps: "
                      f"{os.path.join(out, result.deadlock['trace']) if out else result.deadlock['trace']}")
-    fired = sum(1 for c in result.coverage if c["fired"])
-    lines.append(f"  coverage: {fired}/{len(result.coverage)} rows fired"
-                 + (f"; never fired: {', '.join(result.unfired_rows)}" if result.unfired_rows else ""))
+    lines += coverage_lines(result)
     lines.append(f"verdict: {result.verdict.upper()}" + (f"   (results in {out}/result.json)" if out else ""))
     return "\n".join(lines)
+
+
+def coverage_lines(result) -> list[str]:
+    """Rows fired out of those the config lets fire, the applicable ones that never fired, and how many
+    rows the config switches off (checker/applicable.py), which are no warning sign."""
+    fired = sum(1 for c in result.coverage if c["fired"])
+    off = len(result.inapplicable_rows)
+    lines = [f"  coverage: {fired}/{len(result.coverage) - off} {'applicable ' if off else ''}rows fired"
+             + (f"; never fired: {', '.join(result.unfired_rows)}" if result.unfired_rows else "")]
+    if off:
+        lines.append(f"  {off} row{'s' if off != 1 else ''} not applicable to this config (cannot fire under it; "
+                     "inapplicable_rows in result.json)")
+    return lines

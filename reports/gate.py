@@ -84,6 +84,7 @@ class EntryOutcome:
     # what the baseline records (reports/gate_baseline.py): kept here so a cached outcome carries them too
     witnessed: tuple[str, ...] = ()    # sometimes properties witnessed
     fired_rows: tuple[str, ...] = ()   # rows with fired > 0 in result.json's coverage
+    inapplicable_rows: tuple[str, ...] = ()  # rows the entry's config switches off (result.json's inapplicable_rows)
     violated: tuple[str, ...] = ()     # properties violated
     cached: bool = False               # reused from the cache (reports/gate_cache.py), not searched this run
     notes: tuple[str, ...] = ()        # worth saying, never a failure (a new witness, no baseline yet)
@@ -329,7 +330,8 @@ def judge_entry(entry: GateEntry, out: str, result, seconds: float) -> EntryOutc
                         tuple(result.unfired_rows),
                         witnessed=tuple(sorted(p.name for p in result.properties
                                                if p.kind == "sometimes" and p.outcome == "witnessed")),
-                        fired_rows=tuple(sorted(c["row"] for c in result.coverage if c["fired"] > 0)),
+                        fired_rows=tuple(sorted(result.fired_rows)),
+                        inapplicable_rows=tuple(result.inapplicable_rows),
                         violated=tuple(sorted(p.name for p in result.properties if p.outcome == "violated")))
 
 

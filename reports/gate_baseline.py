@@ -153,8 +153,10 @@ def drift(o: EntryOutcome, base: dict) -> tuple[list[Expectation], list[str]]:
     notes += [f"{n} is now witnessed (not in the baseline)" for n in gained]
     lost, gained = _diff(base["fired_rows"], o.fired_rows)
     exps.append(Expectation("drift rows", not lost,
-                            "; ".join(f"baseline drift: row {r} fired in the baseline and no longer fires: a "
-                                      "behaviour of the model is lost" for r in lost)
+                            "; ".join(f"baseline drift: row {r} fired in the baseline and no longer fires"
+                                      + (" (it is now not applicable to this config: its guard cannot hold)"
+                                         if r in o.inapplicable_rows else "")
+                                      + ": a behaviour of the model is lost" for r in lost)
                             or "every row that fired in the baseline fires"))
     notes += [f"row {r} now fires (not in the baseline)" for r in gained]
     _drift_violated(o, base, exps, notes)

@@ -124,6 +124,7 @@ def store(cache: str, o: EntryOutcome, key: str) -> None:
     for k in ("name", "ok", "cached", "notes", "error", "kind", "note"):
         d.pop(k, None)
     d["unfired_rows"] = list(o.unfired_rows)
+    d["inapplicable_rows"] = list(o.inapplicable_rows)
     record = {"schema": SCHEMA, "key": key, "outcome": d, "files": files}
     try:
         write_atomic(_record_path(cache, o.name), json.dumps(record, indent=1, sort_keys=True) + "\n")
@@ -150,6 +151,7 @@ def lookup(cache: str, entry: GateEntry, key: str, out: str) -> EntryOutcome | N
         o = EntryOutcome(entry, out, d["verdict"], d["distinct"], d["depth"], d["seconds"], props,
                          tuple(Expectation(**e) for e in d["expectations"]), tuple(d["unfired_rows"]),
                          witnessed=tuple(d["witnessed"]), fired_rows=tuple(d["fired_rows"]),
+                         inapplicable_rows=tuple(d["inapplicable_rows"]),
                          violated=tuple(d["violated"]), proved=tuple(d["proved"]),
                          obligations=tuple(sorted(d["obligations"].items())), cached=True)
     except (OSError, ValueError, KeyError, TypeError):

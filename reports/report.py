@@ -40,13 +40,15 @@ def write_figures(spec: Spec, runs: list[dict], out: RunOutput) -> dict[str, str
     figures = {}
     main = [r for r in runs if not r["variant"]]
     fired = {c["row"] for r in runs for c in r["result"]["coverage"] if c["fired"]}
+    # rows every run's configuration switches off: drawn apart from rows that could fire and never did
+    off = set.intersection(*(set(r["result"].get("inapplicable_rows", ())) for r in runs)) if runs else set()
     for t in spec.tables:
         if t.status is None:
             continue
         rel = f"figures/status-{t.actor}.png"
         pending = {t.status: t.pending} if t.pending else None
         draw_status_diagram(status_graph(spec, t, pending=pending), fired, out.path(rel), "png",
-                            title=f"{t.actor}: {t.status}")
+                            title=f"{t.actor}: {t.status}", inapplicable=off)
         figures[f"status-{t.actor}"] = rel
     for config in dict.fromkeys(r["config"] for r in main):
         series = [(r["result"]["config"]["values"].get("protocol") or r["key"], r["result"]["stats"].get("levels") or [])

@@ -67,6 +67,8 @@ def _fired(run: dict) -> dict[str, int]:
 
 def _tables(spec: Spec, runs: list[dict], figures: dict) -> list[dict]:
     fired = {run["key"]: _fired(run) for run in runs}
+    # a result without inapplicable_rows (an older txncheck's) lists none: its rows count as applicable
+    off = {run["key"]: set(run["result"].get("inapplicable_rows", ())) for run in runs}
     out = []
     for t in spec.tables:
         rows = []
@@ -76,7 +78,8 @@ def _tables(spec: Spec, runs: list[dict], figures: dict) -> list[dict]:
                          "from": line.from_state, "to": line.to_state, "guard": [show(c) for c in r.guard],
                          "updates": [f"{show(u.target)} := {show(u.value)}" for u in r.updates],
                          "ref": r.ref, "tags": list(r.tags), "doc": r.doc,
-                         "fired": {k: f.get(r.id, 0) for k, f in fired.items()}})
+                         "fired": {k: f.get(r.id, 0) for k, f in fired.items()},
+                         "not_applicable": [k for k in fired if r.id in off[k]]})
         out.append({"actor": t.actor, "doc": t.doc, "status": t.status, "rows": rows,
                     "diagram": figures.get(f"status-{t.actor}")})
     return out
@@ -98,15 +101,29 @@ def _look_first(spec: Spec, main: list[dict], variants: list[dict], tables: list
         if not v["matched"]:
             items.append({"kind": "variant", "text": f"variant {v['name']} breaks none of {', '.join(v['breaks'])}: "
                           "the bug it plants is not caught"})
-    never = [r["id"] for t in tables for r in t["rows"] if not any(r["fired"].values())]
+    never, off = never_fired(tables), not_applicable_rows(tables)
     if never:
-        items.append({"kind": "unfired", "text": f"{len(never)} rows never fire in any checked configuration: "
-                      + ", ".join(never)})
+        rows = f"{len(never)} rows never fire" if len(never) != 1 else "1 row never fires"
+        left = f"{len(off)} rows" if len(off) != 1 else "1 row"
+        items.append({"kind": "unfired", "text": f"{rows} in any checked configuration that lets them fire: "
+                      + ", ".join(never)
+                      + (f" ({left} not applicable to any checked configuration left out)" if off else "")})
     incomplete = [run_label(r) for r in main + [v["run"] for v in variants] if not r["result"]["complete"]
                   and r["result"]["stop_reason"] != "violation"]
     if incomplete:
         items.append({"kind": "incomplete", "text": "searches cut short (bounds or memory): " + ", ".join(incomplete)})
     return items
+
+
+def never_fired(tables: list[dict]) -> list[str]:
+    """Rows that fired in no run although some checked configuration lets them fire."""
+    off = set(not_applicable_rows(tables))
+    return [r["id"] for t in tables for r in t["rows"] if not any(r["fired"].values()) and r["id"] not in off]
+
+
+def not_applicable_rows(tables: list[dict]) -> list[str]:
+    """Rows no checked configuration lets fire (checker/applicable.py): switched off in every run."""
+    return [r["id"] for t in tables for r in t["rows"] if r["fired"] and len(r["not_applicable"]) == len(r["fired"])]
 
 
 def _variants(spec: Spec, runs: list[dict]) -> list[dict]:
@@ -154,7 +171,8 @@ def build_report(spec: Spec, runs: list[dict], figures: dict, engine: str) -> di
         "tables": tables,
         "properties": properties,
         "variants": [{k: v for k, v in var.items() if k != "run"} | {"run": var["run"]["key"]} for var in variants],
-        "never_fired": [r["id"] for t in tables for r in t["rows"] if not any(r["fired"].values())],
+        "never_fired": never_fired(tables),
+        "not_applicable_rows": not_applicable_rows(tables),
         "figures": figures,
         "findings": findings_text(spec),
     }

@@ -8,8 +8,11 @@ only prepare the transition follow in parentheses). An "any state" pseudo-node i
 target, as a dashed box just left of it. A label sits along its arrow where it covers the fewest
 boxes, labels and other arrows. With `fired` (the row ids that fired in the checked
 configurations), an arrow none of whose rows fired (its durable rows when it has any) is dashed and
-grey, and the legend says so. Below the drawing: the states no row enters or leaves (greyed), the
-legend, and the rows with no arrow (unchanged, switched off, written by other tables).
+grey, and the legend says so; with `inapplicable` too (the rows no checked configuration lets fire,
+checker/applicable.py), such an arrow whose rows are all inapplicable is dotted and paler instead,
+with its own legend entry: the configurations switch it off, which is no warning sign. Below the
+drawing: the states no row enters or leaves (greyed), the legend, and the rows with no arrow
+(unchanged, switched off, written by other tables).
 
 Output is deterministic (same graph and options -> same bytes, `mpl_figure.py`) and written
 atomically.
@@ -37,23 +40,29 @@ EDGE_INK = "#1f4e89"
 UNFIRED_INK = "#9e9e9e"
 UNFIRED_TEXT = "#808080"
 UNFIRED_DASH = (0, (4, 3))
+OFF_INK = "#c8c8c8"
+OFF_TEXT = "#a8a8a8"
+OFF_DOTS = (0, (1, 2.5))
 STATE_FILL = "#eef3fa"
 INITIAL_FILL = "#dcebd9"
 ISOLATED_FILL = "#f3f3f3"
 ANY_INK = "#555555"
 NOTE_INK = "#444444"
+OFF_LABEL = "not applicable to any checked configuration"
 
 
 @dataclass
 class DrawnDiagram:
     """What `draw_status_diagram` drew: the figure, one arrow and one label per (from, to) pair of
     the graph (self-loops included; an "any state" edge keyed by the pseudo-node's name), the pairs
-    drawn as never fired (dashed, grey), and the file's bytes."""
+    drawn as never fired (dashed, grey), the file's bytes, and the pairs drawn as not applicable
+    to any checked configuration (dotted, paler)."""
     figure: object
     arrows: dict
     labels: dict
     unfired: tuple
     data: bytes = b""
+    inapplicable: tuple = ()
 
 
 def _wrap_words(text: str, width_in: float, size: float) -> list[str]:
@@ -133,7 +142,7 @@ def _place_labels(edges: list[Edge], geo: dict, node_boxes: dict[str, Box]):
 
 
 def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None, fmt: str = "png",
-                          title: str = "") -> DrawnDiagram:
+                          title: str = "", inapplicable: set[str] | None = None) -> DrawnDiagram:
     """Draw `graph` (from `status_graph`); the bytes are in `.data` (see `draw_status_diagram`)."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"state diagram format {fmt!r}: use png or svg")
@@ -142,7 +151,8 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
     from matplotlib.path import Path as MplPath
 
     fired = set(fired) if fired is not None else None
-    edges = diagram_edges(graph, fired)
+    edges = diagram_edges(graph, fired, set(inapplicable) if inapplicable else None)
+    off_legend = any(not e.applicable for e in edges)
     kinds = {n: d.get("kind", "state") for n, d in graph.nodes(data=True)}
     lay = Layout(graph, edges)
     geo = edge_geometry(lay, edges, kinds)
@@ -175,7 +185,7 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
         x_max = max(x_max, ix + MARGIN)
         graph_end = lay_iso + BOX_H / 2
     legend_items = (["a row of it fired in the checked configurations", "no row of it ever fired"] if fired is not None
-                    else ["transition, with its rows"]) + ["initial state"]
+                    else ["transition, with its rows"]) + ([OFF_LABEL] if off_legend else []) + ["initial state"]
     legend_w = sum(text_width(t, NOTE_FONT) + 0.5 for t in legend_items) + 0.2 * len(legend_items)
     width = max(x_max - x_min, 5.0, legend_w + 2 * MARGIN)
     x_min -= (width - (x_max - x_min)) / 2
@@ -189,7 +199,8 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
 
     arrows: dict = {}
     labels: dict = {}
-    unfired = tuple((e.a, e.b) for e in edges if not e.fired)
+    unfired = tuple((e.a, e.b) for e in edges if not e.fired and e.applicable)
+    off = tuple((e.a, e.b) for e in edges if not e.applicable)
     with figure_style("txncheck-state-diagram"):
         fig = new_figure(width, height)
         ax = inch_axes(fig, x_min, x_max, y_min, y_max)
@@ -231,15 +242,16 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
                     va="baseline")
         for e in edges:
             gm = geo[(e.a, e.b)]
-            color = EDGE_INK if e.fired else UNFIRED_INK
+            color = EDGE_INK if e.fired else UNFIRED_INK if e.applicable else OFF_INK
             style = dict(arrowstyle="-|>", mutation_scale=12, color=color, lw=1.25,
-                         linestyle="-" if e.fired else UNFIRED_DASH, zorder=2)
+                         linestyle="-" if e.fired else UNFIRED_DASH if e.applicable else OFF_DOTS, zorder=2)
             arr = FancyArrowPatch(path=MplPath(gm["pts"]), **style)
             arr.set_gid(f"edge-{e.a}-{e.b}".replace(" ", "_"))
             ax.add_patch(arr)
             arrows[(e.a, e.b)] = arr
             lab = ax.text(*label_at[(e.a, e.b)], e.label, ha="center", va="center", fontsize=LABEL_FONT,
-                          color=INK if e.fired else UNFIRED_TEXT, linespacing=1.1, zorder=5,
+                          color=INK if e.fired else UNFIRED_TEXT if e.applicable else OFF_TEXT, linespacing=1.1,
+                          zorder=5,
                           bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none", alpha=0.92))
             lab.set_gid(f"label-{e.a}-{e.b}".replace(" ", "_"))
             labels[(e.a, e.b)] = lab
@@ -247,6 +259,8 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
         if fired is not None:
             handles = [Line2D([], [], color=EDGE_INK, lw=1.25, label="a row of it fired in the checked configurations"),
                        Line2D([], [], color=UNFIRED_INK, lw=1.25, ls=UNFIRED_DASH, label="no row of it ever fired")]
+        if off_legend:
+            handles.append(Line2D([], [], color=OFF_INK, lw=1.25, ls=OFF_DOTS, label=OFF_LABEL))
         handles.append(Line2D([], [], marker="o", color=INK, ls="none", markersize=5, label="initial state"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(x_min + MARGIN - 0.08, legend_y),
                   bbox_transform=ax.transData, ncol=len(handles), frameon=False, fontsize=NOTE_FONT,
@@ -256,15 +270,16 @@ def render_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None = None,
             ax.text(x_min + MARGIN, y + line_h * 0.75, ln, fontsize=NOTE_FONT, color=NOTE_INK, va="baseline")
             y += line_h
         data = figure_bytes(fig, fmt, title or f"txncheck {graph.graph.get('table', '')} {status}", SVG_FONTS)
-    return DrawnDiagram(fig, arrows, labels, unfired, data)
+    return DrawnDiagram(fig, arrows, labels, unfired, data, off)
 
 
 def draw_status_diagram(graph: nx.MultiDiGraph, fired: set[str] | None, path: str, fmt: str = "png",
-                        title: str = "") -> DrawnDiagram:
+                        title: str = "", inapplicable: set[str] | None = None) -> DrawnDiagram:
     """Draw `graph` (from `status_graph`) into `path` as `fmt` "png" or "svg", written atomically.
     `fired`: the row ids that fired in the checked configurations (None: coverage unknown, every
     arrow solid, no fired legend). An arrow none of whose rows fired (its durable rows, when it
-    has any, else its pending ones) is dashed and grey. Returns what was drawn (`DrawnDiagram`)."""
-    d = render_status_diagram(graph, fired, fmt, title)
+    has any, else its pending ones) is dashed and grey; dotted and paler when they are all in
+    `inapplicable` (rows no checked configuration lets fire). Returns what was drawn (`DrawnDiagram`)."""
+    d = render_status_diagram(graph, fired, fmt, title, inapplicable)
     write_atomic(path, d.data)
     return d

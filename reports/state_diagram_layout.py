@@ -62,6 +62,7 @@ class Edge:
     pending: list[str]
     fired: bool
     label: str = ""
+    applicable: bool = True   # False: no checked configuration lets any of its rows fire
 
 
 @dataclass
@@ -78,10 +79,12 @@ class Box:
         return w * h if w > 0 and h > 0 else 0.0
 
 
-def diagram_edges(graph: nx.MultiDiGraph, fired: set[str] | None) -> list[Edge]:
+def diagram_edges(graph: nx.MultiDiGraph, fired: set[str] | None,
+                  inapplicable: set[str] | None = None) -> list[Edge]:
     """One arrow per (from, to) pair of `graph`, labelled with its rows (the rows that only set the
     pending state in parentheses); unfired when none of its durable rows (else pending ones) is
-    in `fired` (None: coverage unknown, every arrow fired)."""
+    in `fired` (None: coverage unknown, every arrow fired), and not applicable when, unfired, all
+    of those rows are in `inapplicable` (rows no checked configuration lets fire)."""
     pairs: dict[tuple[str, str], Edge] = {}
     for a, b, k, d in graph.edges(keys=True, data=True):
         e = pairs.setdefault((a, b), Edge(a, b, [], [], True))
@@ -89,6 +92,7 @@ def diagram_edges(graph: nx.MultiDiGraph, fired: set[str] | None) -> list[Edge]:
     for e in pairs.values():
         rows = e.write or e.pending   # the durable rows decide, when there are any
         e.fired = fired is None or any(r in fired for r in rows)
+        e.applicable = e.fired or not inapplicable or not all(r in inapplicable for r in rows)
         lines = _wrap_ids(e.write, LABEL_CHARS)
         if e.pending:
             lines += _wrap_ids(e.pending, LABEL_CHARS, "(", ")")
