@@ -30,7 +30,7 @@ def graphs(draw):
     return n, src, dst, act, goal, states, actions
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(g=graphs(), block=st.sampled_from([1, 2, 3, 7, 64, 4096]))
 def test_the_out_of_core_graph_is_the_in_memory_one(tmp_path_factory, monkeypatch, g, block):
     n, src, dst, act, goal, states, actions = g

@@ -106,27 +106,33 @@ class DiskReverseGraph:
         frontier = np.flatnonzero(reach)
         starts, src, act = self.starts, self.src, self.act
         while len(frontier):
-            lo = np.asarray(starts[frontier])
-            counts = np.asarray(starts[frontier + 1]) - lo
-            if not counts.any():
+            any_edge = False
+            for f in range(0, len(frontier), self.block):  # a slice of the frontier, then its rows in pieces
+                rows = frontier[f:f + self.block]
+                lo = np.asarray(starts[rows])
+                counts = np.asarray(starts[rows + 1]) - lo
+                if not counts.any():
+                    continue
+                any_edge = True
+                # pieces of rows that together fit a block (a row longer than a block is one piece)
+                ends = np.cumsum(counts)
+                cut = np.unique(np.r_[0, np.searchsorted(ends, np.arange(self.block, ends[-1], self.block),
+                                                         side="right"), len(rows)])
+                for i, j in zip(cut[:-1], cut[1:]):
+                    idx = concat_ranges(lo[i:j], counts[i:j])
+                    preds = np.asarray(src[idx])
+                    ok = None
+                    if actions is not None:
+                        ok = actions[np.asarray(act[idx])]
+                    if states is not None:
+                        both = states[preds] & np.repeat(states[rows[i:j]], counts[i:j])
+                        ok = both if ok is None else ok & both
+                    if ok is not None:
+                        preds = preds[ok]
+                    preds = preds[~reach[preds]]
+                    fresh[preds] = True
+            if not any_edge:
                 break
-            # pieces of the frontier whose rows together fit a block (a row longer than a block is one piece)
-            ends = np.cumsum(counts)
-            cut = np.unique(np.r_[0, np.searchsorted(ends, np.arange(self.block, ends[-1], self.block), side="right"),
-                                  len(frontier)])
-            for i, j in zip(cut[:-1], cut[1:]):
-                idx = concat_ranges(lo[i:j], counts[i:j])
-                preds = np.asarray(src[idx])
-                ok = None
-                if actions is not None:
-                    ok = actions[np.asarray(act[idx])]
-                if states is not None:
-                    both = states[preds] & np.repeat(states[frontier[i:j]], counts[i:j])
-                    ok = both if ok is None else ok & both
-                if ok is not None:
-                    preds = preds[ok]
-                preds = preds[~reach[preds]]
-                fresh[preds] = True
             frontier = np.flatnonzero(fresh)
             fresh[frontier] = False
             reach[frontier] = True
