@@ -2,8 +2,8 @@
 holds, some goal state must be reachable (using only actions whose rows lack the excluded tags).
 
 Computed by reverse reachability: a backward breadth-first search from the goal states over the
-reversed edges, in numpy (CSR by destination, `ReverseGraph`), then the `when` states that cannot
-reach a goal state are the violations. The Spark engine computes the same on its executors
+reversed edges, in numpy (CSR by destination, `ReverseGraph`; under a memory budget the same graph
+in files, `vector/reverse.py`), then the `when` states that cannot reach a goal state are the violations. The Spark engine computes the same on its executors
 (`spark/reach.py`, over the edges in its store) and returns the chosen states in
 `SearchOutcome.unrecoverable`.
 """
