@@ -3,9 +3,9 @@ holds, some goal state must be reachable (using only actions whose rows lack the
 
 Computed by reverse reachability: a backward breadth-first search from the goal states over the
 reversed edges, in numpy (CSR by destination, `ReverseGraph`; under a memory budget the same graph
-in files, `vector/reverse.py`), then the `when` states that cannot reach a goal state are the violations. The Spark engine computes the same on its executors
-(`spark/reach.py`, over the edges in its store) and returns the chosen states in
-`SearchOutcome.unrecoverable`.
+in files, `vector/reverse.py`), then the `when` states that cannot reach a goal state are the
+violations. The Spark engine computes the same on its executors (`spark/reach.py`, over the edges
+in its store) and returns the chosen states in `SearchOutcome.unrecoverable`.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ class ReverseGraph:
         src, dst, act = outcome.edges
         return ReverseGraph(outcome.distinct, src, dst, act)
 
-    def reach(self, goal: np.ndarray, actions: np.ndarray | None = None, states: np.ndarray | None = None) -> np.ndarray:
+    def reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
+              states: np.ndarray | None = None) -> np.ndarray:
         """`can_reach` through the edges whose action `actions` marks and whose two ends `states` marks (None:
         every one); `vector/reverse.py`'s out-of-core graph answers the same question."""
         src, dst, act = self.edges

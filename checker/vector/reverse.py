@@ -98,7 +98,8 @@ class DiskReverseGraph:
         np.cumsum(counts, out=counts)
         return counts
 
-    def reach(self, goal: np.ndarray, actions: np.ndarray | None = None, states: np.ndarray | None = None) -> np.ndarray:
+    def reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
+              states: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the states from which some goal state is reachable through the edges whose action
         `actions` marks and whose two ends `states` marks (None: every one)."""
         reach = np.array(goal, dtype=bool)
