@@ -159,9 +159,9 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
-          graph: ReverseGraph | None = None, inits: InitialStates | None = None) -> Lasso | None:
+          graph=None, inits: InitialStates | None = None) -> Lasso | None:
     """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
-    the outcome's edges by destination, `inits` the model's initial states, if the caller has them
+    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s), `inits` the model's initial states, if the caller has them
     already."""
     prop = next(p for p in model.properties if p.name == name)
     groups = groups if groups is not None else fairness_groups(model)
@@ -171,8 +171,7 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     allowed = ~goal
     fair, comp = fair_states(gr, allowed)
     graph = graph if graph is not None else ReverseGraph.of(outcome)
-    src, dst, _ = outcome.edges
-    bad = graph.can_reach(fair, allowed[src] & allowed[dst])  # through goal-less states only
+    bad = graph.reach(fair, states=allowed)  # through goal-less states only
     if prop.kind == EVENTUALLY:
         starts = np.flatnonzero(bad[:outcome.level_sizes[0]])
     else:

@@ -2,10 +2,10 @@
 holds, some goal state must be reachable (using only actions whose rows lack the excluded tags).
 
 Computed by reverse reachability: a backward breadth-first search from the goal states over the
-reversed edges, in numpy (CSR by destination, `ReverseGraph`), then the `when` states that cannot
-reach a goal state are the violations. The Spark engine computes the same on its executors
-(`spark/reach.py`, over the edges in its store) and returns the chosen states in
-`SearchOutcome.unrecoverable`.
+reversed edges, in numpy (CSR by destination, `ReverseGraph`; under a memory budget the same graph
+in files, `vector/reverse.py`), then the `when` states that cannot reach a goal state are the
+violations. The Spark engine computes the same on its executors (`spark/reach.py`, over the edges
+in its store) and returns the chosen states in `SearchOutcome.unrecoverable`.
 """
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ class ReverseGraph:
     """The stored edges by destination (CSR), sorted once per search and shared by every property judged on
     the graph: on Kafka nightly's 74 M edges each sort takes seconds."""
 
-    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray):
+    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray | None = None):
         self.n = n
+        self.edges = (src, dst, act)  # the outcome's own arrays, for the edge masks `reach` builds
         # 32-bit where they fit: on Kafka nightly each is 74 M entries
         self.order = np.argsort(dst, kind="stable").astype(index_dtype(len(dst)))
         self.src_sorted = src[self.order].astype(index_dtype(n))
@@ -40,8 +41,21 @@ class ReverseGraph:
 
     @staticmethod
     def of(outcome: SearchOutcome) -> "ReverseGraph":
-        src, dst, _ = outcome.edges
-        return ReverseGraph(outcome.distinct, src, dst)
+        src, dst, act = outcome.edges
+        return ReverseGraph(outcome.distinct, src, dst, act)
+
+    def reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
+              states: np.ndarray | None = None) -> np.ndarray:
+        """`can_reach` through the edges whose action `actions` marks and whose two ends `states` marks (None:
+        every one); `vector/reverse.py`'s out-of-core graph answers the same question."""
+        src, dst, act = self.edges
+        keep = None
+        if actions is not None:
+            keep = actions[act] if len(act) else np.zeros(0, dtype=bool)
+        if states is not None:
+            both = states[src] & states[dst]
+            keep = both if keep is None else keep & both
+        return self.can_reach(goal, keep)
 
     def can_reach(self, goal: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the states from which some goal state is reachable, using only the edges `keep`
@@ -68,20 +82,19 @@ class ReverseGraph:
         return reach
 
 
-def check(model: GroundModel, outcome: SearchOutcome, name: str, graph: ReverseGraph | None = None) -> int | None:
-    """The chosen violating state (least depth, then least fingerprint), or None."""
+def check(model: GroundModel, outcome: SearchOutcome, name: str, graph=None) -> int | None:
+    """The chosen violating state (least depth, then least fingerprint), or None. `graph`: the outcome's
+    edges by destination (a `ReverseGraph`, or the out-of-core one of `vector/reverse.py`)."""
     prop = next(p for p in model.properties if p.name == name)
     n = outcome.distinct
     goal = outcome.goal_masks[name][:n]
     when = outcome.when_masks[name][:n]
     graph = graph if graph is not None else ReverseGraph.of(outcome)
     excluded = set(prop.prop.exclude_tags)
-    keep = None
+    keep_action = None
     if excluded:
-        _, _, act = outcome.edges
         keep_action = np.array([not (set(a.row.tags) & excluded) for a in model.actions], dtype=bool)
-        keep = keep_action[act] if len(act) else np.zeros(0, dtype=bool)
-    reach = graph.can_reach(goal, keep)
+    reach = graph.reach(goal, keep_action)
     bad = np.flatnonzero(when & ~reach)
     if len(bad) == 0:
         return None

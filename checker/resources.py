@@ -55,6 +55,12 @@ class BudgetSplit:
     chunk: int       # one chunk's working set: its successor candidates, their sort and deduplication
     graph: int       # the edges and property masks kept for recoverable, eventually and leads_to properties
 
+    @property
+    def judging(self) -> int:
+        """What judging the graph properties may hold after the search: the shares of the frontier and the
+        next level, which the search no longer holds then."""
+        return self.frontier + self.next_level
+
 
 def split_budget(budget: int) -> BudgetSplit:
     """--memory-budget M, shared: a quarter each for the visited set, the frontier and the next level; an eighth each for a chunk's

@@ -22,6 +22,7 @@ from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import InitialStates, concrete_path
 from .result import CheckResult, PropertyOutcome
+from .vector.reverse import JudgingGraph
 
 DEFAULT_ENGINE = engines.DEFAULT_ENGINE
 
@@ -74,7 +75,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
     outcomes, traces = [], {}
-    groups = graph = starts = None  # built once, on the first property or trace that needs them
+    groups = starts = None  # built once, on the first property or trace that needs them
+    graph = JudgingGraph(outcome, options.memory_budget, options.workdir)  # likewise; out of core under a budget
 
     def initial_states() -> InitialStates:
         nonlocal starts
@@ -89,51 +91,52 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         traces[name] = tr
         return tr
 
-    for p in selected:
-        doc = p.prop.doc
-        if p.kind == ALWAYS:
-            if p.name in outcome.violations:
-                tr = trace_for(p.name, outcome.violations[p.name], "violation")
-                po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
-            else:
-                po = PropertyOutcome(p.name, p.kind, "holds" if outcome.complete else "unknown", doc)
-        elif p.kind == SOMETIMES:
-            if p.name in outcome.witnesses:
-                tr = trace_for(p.name, outcome.witnesses[p.name], "witness")
-                po = PropertyOutcome(p.name, p.kind, "witnessed", doc, tr.length, trace_path(p.name))
-            else:
-                po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
-        elif p.kind == RECOVERABLE:
-            if outcome.complete and (p.name in outcome.unrecoverable or outcome.edges is not None):
-                if p.name in outcome.unrecoverable:     # judged by the engine, where its edges are
-                    bad = outcome.unrecoverable[p.name]
-                else:
-                    graph = graph or recoverable.ReverseGraph.of(outcome)
-                    bad = recoverable.check(model, outcome, p.name, graph)
-                if bad is None:
-                    po = PropertyOutcome(p.name, p.kind, "holds", doc)
-                else:
-                    tr = trace_for(p.name, bad, "unrecoverable", unrecoverable_explanation(p.prop))
+    try:
+        for p in selected:
+            doc = p.prop.doc
+            if p.kind == ALWAYS:
+                if p.name in outcome.violations:
+                    tr = trace_for(p.name, outcome.violations[p.name], "violation")
                     po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
-            else:
-                po = PropertyOutcome(p.name, p.kind, "unknown", doc)
-        elif p.kind in (EVENTUALLY, LEADS_TO):
-            if outcome.complete and outcome.edges is not None:
-                groups = groups or liveness.fairness_groups(model)
-                graph = graph or recoverable.ReverseGraph.of(outcome)
-                lasso = liveness.check(model, outcome, p.name, groups, graph, initial_states())
-                if lasso is None:
-                    po = PropertyOutcome(p.name, p.kind, "holds", doc)
                 else:
-                    tr = build_lasso_trace(model, list(lasso.actions), lasso.loop, lasso.start, p.name, engine,
-                                           initial=lasso.initial)
-                    traces[p.name] = tr
-                    po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
-            else:
-                po = PropertyOutcome(p.name, p.kind, "unknown", doc)
-        else:  # pragma: no cover
-            continue
-        outcomes.append(replace(po, expected_to_break=p.name in expected))
+                    po = PropertyOutcome(p.name, p.kind, "holds" if outcome.complete else "unknown", doc)
+            elif p.kind == SOMETIMES:
+                if p.name in outcome.witnesses:
+                    tr = trace_for(p.name, outcome.witnesses[p.name], "witness")
+                    po = PropertyOutcome(p.name, p.kind, "witnessed", doc, tr.length, trace_path(p.name))
+                else:
+                    po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
+            elif p.kind == RECOVERABLE:
+                if outcome.complete and (p.name in outcome.unrecoverable or outcome.edges is not None):
+                    if p.name in outcome.unrecoverable:     # judged by the engine, where its edges are
+                        bad = outcome.unrecoverable[p.name]
+                    else:
+                        bad = recoverable.check(model, outcome, p.name, graph.get())
+                    if bad is None:
+                        po = PropertyOutcome(p.name, p.kind, "holds", doc)
+                    else:
+                        tr = trace_for(p.name, bad, "unrecoverable", unrecoverable_explanation(p.prop))
+                        po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
+                else:
+                    po = PropertyOutcome(p.name, p.kind, "unknown", doc)
+            elif p.kind in (EVENTUALLY, LEADS_TO):
+                if outcome.complete and outcome.edges is not None:
+                    groups = groups or liveness.fairness_groups(model)
+                    lasso = liveness.check(model, outcome, p.name, groups, graph.get(), initial_states())
+                    if lasso is None:
+                        po = PropertyOutcome(p.name, p.kind, "holds", doc)
+                    else:
+                        tr = build_lasso_trace(model, list(lasso.actions), lasso.loop, lasso.start, p.name, engine,
+                                               initial=lasso.initial)
+                        traces[p.name] = tr
+                        po = PropertyOutcome(p.name, p.kind, "violated", doc, tr.length, trace_path(p.name))
+                else:
+                    po = PropertyOutcome(p.name, p.kind, "unknown", doc)
+            else:  # pragma: no cover
+                continue
+            outcomes.append(replace(po, expected_to_break=p.name in expected))
+    finally:
+        graph.close()
     deadlock = None
     if outcome.deadlock is not None:
         tr = trace_for("deadlock", outcome.deadlock, "deadlock", DEADLOCK_EXPLANATION)
@@ -161,6 +164,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         "ground_actions": len(model.actions), "cells": model.width, "rows": len(model.spec.rows),
         "judge_seconds": round(time.perf_counter() - t0, 3), **outcome.extra,
     }
+    if graph.spilled_bytes is not None:
+        stats["judge_spilled_bytes"] = int(graph.spilled_bytes)
     result = CheckResult(
         spec=model.spec.name, variant=variant, config=model.config.to_json(), engine=engine, verdict=verdict,
         complete=outcome.complete, stop_reason=outcome.stop_reason, stats=stats, properties=tuple(outcomes),

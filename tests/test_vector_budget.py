@@ -2,7 +2,8 @@
 new states merged, the frontier, the next level, the visited set, the edges and the property masks
 spilled to disk. With a budget so small that everything spills and chunk sizes forced small, so that
 every level is many chunks, the outcome is the in-memory search's exactly (states, parent links,
-levels, findings, masks, edges in their order) and so are the traces; likewise for a checkpointed run
+levels, findings, masks, edges in their order) and so are the traces, the graph properties judged over the
+out-of-core reverse graph (`vector/reverse.py`); likewise for a checkpointed run
 resumed under a budget, and for random chunk sizes (hypothesis)."""
 from __future__ import annotations
 
@@ -109,6 +110,9 @@ def test_the_traces_are_the_in_memory_ones(tmp_path, spec, overrides, variant, o
     plain = check(request, "vector", options)
     spilled = check(request, "vector", _budgeted(options, tmp_path, chunk))
     assert spilled.traces and _judged(spilled) == _judged(plain)
+    # the graph properties were judged out of core (vector/reverse.py), and its files removed with the search's
+    assert spilled.stats["judge_spilled_bytes"] > 0 and "judge_spilled_bytes" not in plain.stats
+    assert os.listdir(tmp_path / "spill") == []
 
 
 def test_a_checkpointed_run_resumed_under_a_budget_gives_the_same_outcome(tmp_path):
@@ -193,6 +197,7 @@ def test_check_with_a_memory_budget_writes_the_same_result_and_traces(tmp_path, 
     assert plain["stats"]["vector_chunks"] == plain["stats"]["depth"] + 1 and plain["stats"]["vector_spilled_bytes"] == 0
     assert budget["stats"]["vector_chunks"] > budget["stats"]["depth"] + 1
     assert budget["stats"]["vector_spilled_bytes"] > 0 and budget["options"]["memory_budget"] == 2**20
+    assert budget["stats"]["judge_spilled_bytes"] > 0  # the recoverable and leads_to properties judged out of core
     for d in (plain, budget):
         d["stats"] = {k: v for k, v in d["stats"].items() if k in ("distinct", "generated", "depth", "levels")}
         d["options"].pop("memory_budget")

@@ -291,7 +291,8 @@ class _Search:
             return src, o[group_index(sorted_fps, dfp)].astype(np.int64), act
         index = directory(sorted_fps) if len(sorted_fps) > 1 else None
         path = self.spill.new("edges-dst")
-        block = 1 << 24
+        # a block's lookups hold about five 8-byte copies of its targets: within the graph's share when set
+        block = 1 << 24 if self.split is None else min(1 << 24, max(1 << 16, self.split.graph // 40))
         for a in range(0, len(dfp), block):
             self.spill.append(path, o[group_index(sorted_fps, dfp[a:a + block], index)].astype(np.int64))
         return src, mapped(path, np.int64, len(dfp)), act

@@ -31,7 +31,8 @@ from txncheck.spec.errors import TxncheckError
 from ..processes import alive
 
 # what each file stem holds, for the message when it cannot be written
-_HOLDS = (("edges-dst", "the edges' target states"), ("edges", "the state graph's edges"),
+_HOLDS = (("reverse", "the edges sorted by target state, for judging graph properties"),
+          ("edges-dst", "the edges' target states"), ("edges", "the state graph's edges"),
           ("masks", "the property masks"), ("records", "the visited states' records"),
           ("visited", "the visited set"), ("level", "a level's states"), ("run", "a chunk's new states"))
 _OURS = re.compile(r"^[a-z][a-z0-9-]*-(\d+)-\d+\.bin$")  # STEM-PID-N.bin

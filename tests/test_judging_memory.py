@@ -1,0 +1,94 @@
+"""`--memory-budget` bounds judging the `recoverable` properties too: under an operating-system cap on the
+process's data that the budgeted search fits in, judging them over the in-memory reverse graph runs out of
+memory (exit 3, no result), and the out-of-core reverse graph (`checker/vector/reverse.py`) completes with
+the unbudgeted run's result and traces, leaving no file behind.
+
+As in test_vector_memory.py, each run is the command line in a subprocess that caps its data segment
+(RLIMIT_DATA, which counts numpy's arrays and not the read-only maps of spill files) at its size after the
+imports plus a headroom. The in-memory judging is chosen in the child by switching the out-of-core choice
+off, everything else equal.
+
+Kafka ci with two timeouts (2,051,688 states, 6.6 M edges) and its three recoverable properties under
+`--memory-budget 16`, measured on the development machine: with the out-of-core graph the run completes
+from 200 MiB of headroom on (it stops at 185, assembling the outcome's per-state arrays); with the
+in-memory graph it needs 300 (it stops at 270). 240 lies between, with room on both sides.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("RLIMIT_DATA semantics are Linux's", allow_module_level=True)
+
+MODEL = ("check", "kafka", "--config", "ci", "--set", "timeouts=2",
+         "--property", "LIVE-1", "--property", "LIVE-2", "--property", "LIVE-3")
+HEADROOM = 240 << 20
+BUDGET = ("--memory-budget", "16")
+
+CHILD = textwrap.dedent("""
+    import json, resource, sys
+    from txncheck.cli.main import build_parser, main
+    build_parser()  # every command's modules
+    import numpy, txncheck.checker.run, txncheck.checker.vector.explore, txncheck.reports.writer
+    from txncheck.checker.vector import reverse
+
+    def vm(key):
+        for line in open("/proc/self/status"):
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+    headroom, judging = int(sys.argv[1]), sys.argv[2]
+    if judging == "in-memory":
+        reverse.JudgingGraph.out_of_core = lambda self: False
+    base = vm("VmData")
+    cap = base + headroom
+    if headroom:
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+    code = main(sys.argv[3:])
+    print(json.dumps({"code": code, "data_cap": cap if headroom else None, "data_end": vm("VmData")}),
+          file=sys.stderr)
+    sys.exit(code)
+""")
+
+
+def run(tmp_path, out: str, headroom: int, judging: str, *args) -> tuple[dict, str, dict | None]:
+    p = subprocess.run([sys.executable, "-c", CHILD, str(headroom), judging, *MODEL, "--json", "--out", out, *args],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert "Traceback" not in p.stderr, p.stderr
+    figures = json.loads(p.stderr.strip().splitlines()[-1])
+    assert figures["code"] == p.returncode, p.stderr
+    print(f"{judging} {' '.join(args)}, headroom {headroom >> 20} MiB: {json.dumps(figures)}")  # pytest -s
+    return figures, p.stderr, json.loads(p.stdout) if p.stdout.strip() else None
+
+
+def traces(folder) -> dict[str, bytes]:
+    d = folder / "traces"
+    return {f: (d / f).read_bytes() for f in sorted(os.listdir(d))} if d.exists() else {}
+
+
+def test_judging_out_of_core_completes_a_run_that_a_memory_cap_stops_in_judging(tmp_path):
+    ref_figures, _, ref = run(tmp_path, "ref", 0, "default")
+    assert ref_figures["code"] == 0 and ref["verdict"] == "pass" and ref["complete"]
+    assert "judge_spilled_bytes" not in ref["stats"]  # without a budget the graph is built in memory
+
+    # the cap bites on judging: the budgeted search fits, the in-memory reverse graph does not
+    figures, err, capped = run(tmp_path, "capped", HEADROOM, "in-memory", *BUDGET)
+    assert figures["code"] == 3 and capped is None, err
+    assert "ran out of the memory bound" in err
+
+    figures, err, got = run(tmp_path, "budget", HEADROOM, "default", *BUDGET)
+    assert figures["code"] == 0, err
+    assert figures["data_end"] <= figures["data_cap"]
+    assert got["stats"]["judge_spilled_bytes"] > 0 and got["stats"]["vector_spilled_bytes"] > 0
+    for key in ("verdict", "complete", "stop_reason", "properties", "coverage", "deadlock"):
+        assert got[key] == ref[key], key
+    for key in ("distinct", "generated", "depth", "levels"):
+        assert got["stats"][key] == ref["stats"][key], key
+    assert traces(tmp_path / "budget") == traces(tmp_path / "ref")
+    assert sorted(e for e in os.listdir(tmp_path) if e.startswith(".txncheck-")) == []  # no spill file left
