@@ -269,7 +269,7 @@ class _Checker:
     def type_preservation(self, table, a: GroundAction, report):
         lay = self.m.layout
         g = self.enc.bool(a.guard)
-        problems = [(f"its guard reads outside an array or divides by zero", z3.Not(self.enc.defined(a.guard)))]
+        problems = [("its guard reads outside an array or divides by zero", z3.Not(self.enc.defined(a.guard)))]
         for t, v in a.updates:
             if isinstance(t, GCell):
                 lo, hi, name = lay.cell_lo[t.pos], lay.cell_hi[t.pos], lay.cell_names[t.pos]
