@@ -23,10 +23,10 @@ black, since the token may already have passed that node. Node 0 concludes that 
 when the token comes back white, node 0 is white and node 0 is passive.
 
 As in the TLA+ spec, every node starts active or passive and white or black, and the token starts
-black at any node (`init=ANY`: every value of the var's domain, TLA+'s `x \in S` in Init). Liveness
+black at any node (`init=ANY`: every value of the var's domain, TLA+'s `x \\in S` in Init). Liveness
 is the TLA+ spec's: once every node is passive, termination is detected (`LeadsTo`), under weak
 fairness of the detector's actions as one (TLA+'s `WF_vars(System)`); the variant `unfair` drops the
-fairness and breaks it, as TLC says of `Init /\ [][Next]_vars`.
+fairness and breaks it, as TLC says of `Init /\\ [][Next]_vars`.
 
 Check it:   txncheck check ./ewd840.py            (302 distinct states)
             txncheck check ./ewd840.py --config n4  (1,566)
