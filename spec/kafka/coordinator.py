@@ -15,7 +15,10 @@ is in `txnlog.py`, shared with the failover's reload. Kafka code: `TransactionCo
 The rows are in id order: the handlers section by section (TC-01..TC-67), the rows for Kafka's
 assertions and the epoch bound of those handlers (TC-90..TC-97), the same client-request handlers for a
 late copy of a request the client abandoned (TC-1xx for TC-xx, config `late_requests`), then the appends
-(TL-01..TL-07). A handler reads the request's own fields (`requests.py`), never the client's.
+(TL-01..TL-07). The client-request handlers and their assertions are built in `handlers.py`, once per copy
+of the request; each reads the request's own fields (`requests.py`), never the client's. This module holds
+the rest: the timeout, the verification and TV2 implicit-add handlers answered to a partition leader, and the
+transaction-log appends.
 
 Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
 one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the
@@ -27,96 +30,16 @@ from txncheck.spec.model import Conformance, Row, Table
 from txncheck.spec.sequence import At
 
 from .chart import COORDINATOR, PARTITION, TXN_LOG
-from .domains import (tid_used, MAXP, CResp, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, Rq,
-                      TxnState as S, TV01, TV2, VERIFY, Ver, tid_of)
+from .domains import (tid_used, MAXP, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, CResp,
+                      TxnState as S, TV2, VERIFY, Ver, tid_of)
+from .handlers import (A, ISE, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
+                       illegal_state, no_pend, pending)
 from .params import c, i, k, p, T, t
 from .requests import LATE, LIVE
-from .state import (pc_st, b_e, env_to, g_ci, g_ck, g_f2, n_cresp, n_cresp_e, n_pres, pc_e,
-                    pl_ver, pl_vi, pl_vk, tc_ce, tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli,
-                    tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_fence, w_vrej, g_pk,
-                    g_bound, g_illegal)
+from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_pres, pc_e, pl_ver, pl_vi, pl_vk, tc_ce,
+                    tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
+                    tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_vrej, g_pk, g_illegal)
 from .txnlog import clear_pend, decide, markers
-
-A = "coordinator"
-TC = "TransactionCoordinator.handle"
-
-EMPTY_OR_COMPLETE = (S.Empty, S.CompleteCommit, S.CompleteAbort)
-PREPARE = (S.PrepareCommit, S.PrepareAbort)
-NEVER_CACHED_LABELS = ("Dead", "PrepareEpochFence")  # §2.1 mechanics 3: the model never caches them
-NEVER_CACHED = tuple(S.lit(x) for x in NEVER_CACHED_LABELS)  # §3.1 I12: a handler that finds them asserts
-no_pend = tc_pend[T] == Pend.NONE
-
-
-def illegal_state():
-    """Kafka's assertion fails (IllegalStateException): nothing changes; STRUCT-1 proves it unreachable."""
-    return (g_illegal.set(True),)
-
-
-def beyond_bound():
-    """The answer needs an epoch beyond `maxe`: nothing changes; BOUNDS flags a config that gets here."""
-    return (g_bound.set(True),)
-
-
-MAXE = Config("maxe")
-EPOCH_BOUND_REF = ("model bound (config maxe: the model issues no epoch beyond it; Kafka bumps, and rotates the "
-                   "producer id once the epoch is exhausted, I6 / F4, which the model leaves out); BOUNDS flags a "
-                   "config that reaches it")
-ISE = "IllegalStateException"
-
-
-def pending(target, epoch, last, by, part):
-    """prepareTransitionTo: the single in-flight transition (pendingState) and who waits for its append."""
-    return (tc_pend[T].set(target), tc_pend_e[T].set(epoch), tc_pend_last[T].set(last), tc_pend_by[T].set(by),
-            tc_pend_cli[T].set(i), tc_pend_p[T].set(part))
-
-
-def prepare_for(cp, target, epoch, last, part=0):
-    """Copy `cp` of client i's request prepares a transition: it is pending for i (answered once the append is
-    durable, TL-01..TL-04, to the client if it waits for this copy), and the copy is taken off the network."""
-    return (*pending(target, epoch, last, cp.waiter, part), *cp.taken())
-
-
-def fenced_epoch(tid):
-    """prepareFenceProducerEpoch's epoch: one more, unless an earlier fence's append failed
-    (hasFailedEpochFence, KAFKA-9666): that bumped epoch was never returned to a client."""
-    return If(tc_ff[tid], tc_e[tid], tc_e[tid] + 1)
-
-
-def fence_updates(tid=T):
-    """prepareFenceProducerEpoch + endTransaction(ABORT, isFromClient=false): the cached epoch is bumped at
-    once; PrepareAbort with it is pending."""
-    return (tc_e[tid].set(fenced_epoch(tid)), tc_pend[tid].set(Pend.PrepareAbort), tc_pend_e[tid].set(fenced_epoch(tid)),
-            tc_pend_last[tid].set(-1), tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0),
-            tc_pend_p[tid].set(0))
-
-
-INIT = (Rq.INIT, Rq.INITBUMP)
-END = (Rq.COMMIT, Rq.ABORT)
-cur = tc_e[T]
-
-
-def end_target(cp):
-    """EndTxn's pending target: PrepareCommit for COMMIT, PrepareAbort for ABORT."""
-    return If(cp.rq == Rq.COMMIT, Pend.PrepareCommit, Pend.PrepareAbort)
-
-
-def epoch_terms(cp):
-    """The request's epoch against the coordinator's: a retry of the previous epoch, the current one, and
-    EndTxn v5's PRODUCER_FENCED condition (§3.7 F2)."""
-    retry = cp.e == cur - 1
-    current = cp.e == cur
-    bad_tv2_epoch = Or(And(tc_st[T].is_in(S.Ongoing, S.Empty), cp.e != cur),
-                       And(tc_st[T].is_in(*PREPARE), Not(retry)),
-                       And(tc_st[T].is_in(S.CompleteCommit, S.CompleteAbort), Not(retry), Not(current)))
-    return retry, current, bad_tv2_epoch
-
-
-# the live request's terms, for the variants that replace a handler
-req, e_req, IS_COMMIT, END_TARGET = LIVE.req, LIVE.e, LIVE.rq == Rq.COMMIT, end_target(LIVE)
-
-
-def prepare(target, epoch, last, part=0):
-    return prepare_for(LIVE, target, epoch, last, part)
 
 # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
 e_b = b_e[i][p][k]
@@ -188,174 +111,6 @@ prepare_from = Or(And(is_pc, completes_from("PrepareCommit")), And(Not(is_pc), c
 valid_completion = Or(And(tc_pend[t] == Pend.Empty, completes_from("Empty")),
                       And(tc_pend[t] == Pend.Ongoing, completes_from("Ongoing")),
                       And(is_prepare, prepare_from))
-
-
-def adopt(cp):
-    """γ: the request's transaction owns an Ongoing coordinator transaction no client transaction owns."""
-    free = g_ck[T] == 0
-    return (g_ci[T].set(If(And(free, cp.k >= 1), i, g_ci[T])), g_ck[T].set(If(free, cp.k, g_ck[T])))
-
-
-def handlers(cp):
-    """The handlers of client requests (§3.1, §3.2, §3.6, §3.7) for one copy of the request (`requests.Copy`):
-    each reads the copy's own fields (kind, epoch, partition), answers it or prepares a transition."""
-    req, e_req, answer = cp.req, cp.e, cp.answer
-    IS_COMMIT, IS_ABORT = cp.rq == Rq.COMMIT, cp.rq == Rq.ABORT
-    END_TARGET = end_target(cp)
-    retry, current, bad_tv2_epoch = epoch_terms(cp)
-
-    def prepare(target, epoch, last, part=0):
-        return prepare_for(cp, target, epoch, last, part)
-
-    return (
-        # -- InitProducerId (§3.1) -----------------------------------------------------------------
-        Row(cp.rid(1), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), Not(no_pend)),
-            updates=answer(CResp.RETRY), ref=f"kafka-protocol §3.1 I3 (CONCURRENT_TRANSACTIONS); {TC}InitProducerId"),
-        Row(cp.rid(2), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*PREPARE)),
-            updates=answer(CResp.RETRY), ref=f"kafka-protocol §3.1 I5; {TC}InitProducerId"),
-        Row(cp.rid(3), A, cp.event("InitProducerId"), params=(i,),
-            guard=(*req(Rq.INIT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), cur < Config("maxe")),
-            updates=prepare(Pend.Empty, cur + 1, -1),
-            ref="kafka-protocol §3.1 I7 (bump, last := -1); TransactionMetadata.prepareIncrementProducerEpoch"),
-        Row(cp.rid(4), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
-                   cur < Config("maxe")),
-            updates=prepare(Pend.Empty, cur + 1, cur),
-            ref="kafka-protocol §3.1 I8 (KIP-360 bump, last := e)"),
-        Row(cp.rid(5), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
-                   e_req == tc_last[T], tc_last[T] != -1),
-            updates=prepare(Pend.Empty, cur, tc_last[T]),
-            ref="kafka-protocol §3.1 I9 (retry of a successful bump: same epoch, record rewritten)"),
-        Row(cp.rid(6), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
-                   Or(e_req != tc_last[T], tc_last[T] == -1)),
-            updates=answer(CResp.FENCED), ref="kafka-protocol §3.1 I10 (PRODUCER_FENCED)"),
-        Row(cp.rid(7), A, cp.event("InitProducerId"), params=(i,),
-            guard=(*req(*INIT), no_pend, tc_st[T] == S.Ongoing, cur < Config("maxe")),
-            updates=(*fence_updates(), *answer(CResp.RETRY), w_fence.set(True)),
-            ref="kafka-protocol §3.1 I11, §2.1 mechanics 3 (fence = one step: pending PrepareAbort at e+1); "
-                "TransactionCoordinator.handleInitProducerId (Ongoing -> prepareFenceProducerEpoch, "
-                "endTransaction(ABORT))",
-            doc="The client is answered CONCURRENT_TRANSACTIONS and retries; the retry bumps again once "
-                "CompleteAbort is durable."),
-        # -- AddPartitionsToTxn (§3.2, TV0/1) -------------------------------------------------------
-        Row(cp.rid(10), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), e_req != cur),
-            updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
-        Row(cp.rid(11), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), e_req == cur, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(12), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
-            updates=(*answer(CResp.OK), *adopt(cp)), ref="kafka-protocol §3.2 A4 (already added: NONE, no write)",
-            doc="γ: an Ongoing transaction no client transaction owns (opened by a late add) is adopted by this one."),
-        Row(cp.rid(13), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend,
-                   tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
-                   Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-            updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(cp.k)),
-            ref="kafka-protocol §3.2 A5 (prepareAddPartitions; TL)"),
-        # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
-        Row(cp.rid(20), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req != cur),
-            updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
-        Row(cp.rid(21), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req == cur, Not(no_pend)),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E3 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(22), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] == S.Ongoing),
-            updates=(*prepare(END_TARGET, cur, tc_last[T]), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
-            ref="kafka-protocol §3.6 E4 (prepareAbortOrCommit, same epoch; answered once PrepareX is durable)",
-            doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
-        Row(cp.rid(23), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend,
-                   Or(And(tc_st[T] == S.CompleteCommit, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_ABORT))),
-            updates=answer(CResp.OK), ref="kafka-protocol §3.6 E5 (retry of a completed EndTxn: NONE)"),
-        Row(cp.rid(24), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend,
-                   Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E6 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(25), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] != S.Ongoing,
-                   Not(Or(And(tc_st[T].is_in(S.CompleteCommit, S.PrepareCommit), IS_COMMIT),
-                          And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT))),
-                   Not(tc_st[T].is_in(*NEVER_CACHED))),
-            updates=answer(CResp.FATAL), ref="kafka-protocol §3.6 E7 (INVALID_TXN_STATE)"),
-        # -- EndTxn TV2 (§3.7) -------------------------------------------------------------------------
-        Row(cp.rid(30), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), bad_tv2_epoch),
-            updates=answer(CResp.FENCED), ref="kafka-protocol §3.7 F2 (PRODUCER_FENCED)"),
-        Row(cp.rid(31), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), Not(bad_tv2_epoch), Not(no_pend)),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.7 F3 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(32), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, tc_st[T] == S.Ongoing, current, cur < Config("maxe")),
-            updates=(*prepare(END_TARGET, cur + 1, cur), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
-            ref="kafka-protocol §3.7 F4 (PrepareX at cur+1, last := cur)",
-            doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
-        Row(cp.rid(33), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(Rq.ABORT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), current, cur < Config("maxe")),
-            updates=prepare(Pend.PrepareAbort, cur + 1, cur),
-            ref="kafka-protocol §3.7 F5/F8 (empty abort with epoch bump; KAFKA-14563)"),
-        Row(cp.rid(34), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, retry,
-                   Or(And(tc_st[T] == S.CompleteAbort, IS_ABORT), And(tc_st[T] == S.CompleteCommit, IS_COMMIT))),
-            updates=answer(CResp.OK, cur), ref="kafka-protocol §3.7 F7 (retry: NONE + current (pid, e))"),
-        Row(cp.rid(35), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, Not(bad_tv2_epoch),
-                   Or(And(tc_st[T] == S.Empty, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_COMMIT),
-                      And(tc_st[T] == S.CompleteCommit, IS_COMMIT, current),
-                      And(tc_st[T] == S.CompleteCommit, IS_ABORT, retry))),
-            updates=answer(CResp.FATAL), ref="kafka-protocol §3.7 F6/F9 (INVALID_TXN_STATE)"),
-        Row(cp.rid(36), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, retry,
-                   Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.7 F10 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(37), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, retry,
-                   Or(And(tc_st[T] == S.PrepareCommit, IS_ABORT), And(tc_st[T] == S.PrepareAbort, IS_COMMIT))),
-            updates=answer(CResp.FATAL), ref="kafka-protocol §3.7 F11 (INVALID_TXN_STATE)"),
-    )
-
-
-def assertions(cp):
-    """Kafka's assertions (IllegalStateException, STRUCT-1) and the epoch bound (BOUNDS) of the handlers, for one
-    copy of the request. Each is the handler for a state the model never caches, or for an epoch beyond
-    `maxe`."""
-    req, e_req, IS_ABORT = cp.req, cp.e, cp.rq == Rq.ABORT
-    current = epoch_terms(cp)[1]
-    return (
-        Row(cp.rid(90), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-            updates=illegal_state(),
-            ref=f"kafka-protocol §3.1 I12 (stored state Dead or PrepareEpochFence: unreachable, assert); "
-                f"{TC}InitProducerId (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-            doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-        Row(cp.rid(91), A, cp.event("InitProducerId"), params=(i,),
-            guard=(*req(*INIT), no_pend, cur >= MAXE,
-                   Or(tc_st[T] == S.Ongoing, And(cp.rq == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
-            updates=beyond_bound(), ref=f"kafka-protocol §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
-            doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
-        Row(cp.rid(92), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
-                   cur >= MAXE),
-            updates=beyond_bound(), ref=f"kafka-protocol §3.1 I8 at the {EPOCH_BOUND_REF}",
-            doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
-        Row(cp.rid(93), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-            updates=illegal_state(),
-            ref=f"kafka-protocol §2.1 (Ongoing's valid previous states); {TC}AddPartitionsToTransaction -> "
-                f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
-            doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-        Row(cp.rid(94), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-            updates=illegal_state(),
-            ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-            doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-        Row(cp.rid(95), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
-            updates=illegal_state(),
-            ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
-            doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-        Row(cp.rid(96), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, current, cur >= MAXE,
-                   Or(tc_st[T] == S.Ongoing, And(IS_ABORT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
-            updates=beyond_bound(), ref=f"kafka-protocol §3.7 F4 / F5 / F8 at the {EPOCH_BOUND_REF}",
-            doc="TC-32 and TC-33 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
-    )
 
 
 ROWS = (

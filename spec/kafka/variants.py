@@ -6,7 +6,7 @@ the variant needs kip98, `delays` is set to 0 so the baseline's own B1 cannot be
 from txncheck.spec.expr import Config, ForAll, If, Max, Not, Or
 from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, ReplaceUpdate, Row, SetParam, Variant
 
-from .coordinator import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
+from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
 from .domains import CTP, OP, BatchSt, CResp, Part, PcState, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
 from .params import c, i, p, T, t
 from .partition import marker_append, marker_rejected
