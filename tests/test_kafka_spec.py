@@ -244,3 +244,18 @@ def test_faults_config_spends_every_fault_and_shows_only_f4():
     with open(GOLDEN, encoding="utf-8") as f:
         golden = json.load(f)
     assert golden["kafka/faults/tv2"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}
+
+
+@pytest.mark.long  # 8.5 million states: about 70 s and 3 GiB
+def test_copies_config_passes_under_tv2_with_both_copies_spent():
+    """`copies`: tiny with one late coordinator request (NET-20) and one stale WriteTxnMarkers copy (NET-10).
+    tv2 passes with every applicable sometimes witnessed, and both copies are handled (TC-1xx, PL-24..PL-27)."""
+    r = check_spec(SPEC, config="copies", engine="vector", options=ExploreOptions(stop_on_violation=False))
+    assert r.complete
+    assert [p.name for p in r.properties if p.outcome == "violated"] == []
+    assert all(p.outcome == "witnessed" for p in r.properties if p.kind == "sometimes")
+    fired = set(r.fired_rows)
+    assert {"NET-10", "NET-20", "PL-24", "PL-25", "PL-26", "TC-103", "TC-132", "TC-134"} <= fired
+    with open(GOLDEN, encoding="utf-8") as f:
+        golden = json.load(f)
+    assert golden["kafka/copies/tv2"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}
