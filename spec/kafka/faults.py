@@ -9,11 +9,11 @@ from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
 from txncheck.spec.model import Row, Table
 from txncheck.spec.sequence import At, Receive
 
-from .chart import NETWORK
-from .domains import tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
+from .chart import NETWORK, PRODUCER
+from .domains import tid_of, tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import c, i, p, t
-from .requests import abandoned, cleared
-from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
+from .requests import abandoned, cleared, late_cleared
+from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_late_ce, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
                     n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
@@ -36,7 +36,7 @@ NET = Table("network", (
                env_mkd < Config("marker_dups")),
         updates=(n_mkd[t][p].set(True), n_mkd_res[t][p].set(n_mk_res[t][p][c]), n_mkd_e[t][p].set(n_mk_e[t][p][c]),
                  n_mkd_c[t][p].set(c), env_mkd.set(env_mkd + 1)),
-        tags=("network",),
+        tags=("network",), sends_from=At("coordinator", t),
         ref="kafka-protocol §3.8 marker re-send; NetworkClient.handleTimedOutRequests (request.timeout.ms: the "
             "connection is closed, the request completes as disconnected), TransactionMarkerRequestCompletionHandler."
             "onComplete (wasDisconnected and the coordinator epoch unchanged: addTxnMarkersToBrokerQueue with the "
@@ -49,6 +49,7 @@ NET = Table("network", (
         guard=(Config("late_requests") >= 1, n_creq[i], Not(n_late[i]), env_late < Config("late_requests"),
                pc_st[i] != PcState.CRASHED),
         updates=(*abandoned(), n_lost[i].set(True), env_late.set(env_late + 1)), tags=("network",),
+        sends_from=PRODUCER,
         ref="kafka-protocol §1.7 late copy of a coordinator request; NetworkClient.handleTimedOutRequests "
             "(request.timeout.ms: the connection is closed, the request completes as disconnected), "
             "TransactionManager.TxnRequestHandler.onComplete (wasDisconnected: reenqueue the same request); "
@@ -58,6 +59,15 @@ NET = Table("network", (
             "behind another request on that connection): it is kept apart (n_late: its own kind, epoch and "
             "partition) and handled later with the rows TC-1xx (the same handlers as TC-xx), whose answer reaches "
             "nobody. The client re-sends as after a loss (PC-21), with the same content."),
+    Row("NET-21", "network", "late copy at a broker no longer the coordinator: NOT_COORDINATOR, to a closed connection",
+        params=(i,), guard=(Config("late_requests") >= 1, n_late[i], n_late_ce[i] != tc_ce[tid_of(i)]),
+        updates=late_cleared(), tags=("network",),
+        ref="kafka-protocol §1.7 late copy of a coordinator request; TransactionStateManager.getTransactionState "
+            "(the broker no longer leads the tid's __transaction_state partition: NOT_COORDINATOR); the response "
+            "to the closed connection is dropped",
+        doc="The late copy is held by the broker it was sent to. After a coordinator failover (FLT-03) that broker "
+            "no longer owns the tid's __transaction_state partition, so it answers NOT_COORDINATOR and changes "
+            "nothing; the new coordinator never sees the copy."),
 ), doc="Loss of coordinator requests and responses (delivery order is free: the network is a bag); the late "
        "copy of a request the client abandoned on a request timeout; a WriteTxnMarkers request re-sent on a timeout "
        "while its first copy is still in flight.", at=NETWORK)

@@ -8,12 +8,12 @@ by a handler, or dropped) clears its fields, so that a state is determined by wh
 """
 from dataclasses import dataclass
 
-from txncheck.spec.expr import Config, If, Max
+from txncheck.spec.expr import And, Config, If, Max
 
 from .domains import Outcome, PendBy, Rq
-from .params import i
-from .state import (g_dec, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, n_late, n_late_e, n_late_k, n_late_p,
-                    n_late_rq, pc_e, pc_k, pc_rq, pc_rqp)
+from .params import i, T
+from .state import (g_dec, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, n_late, n_late_ce, n_late_e,
+                    n_late_k, n_late_p, n_late_rq, pc_e, pc_k, pc_rq, pc_rqp, tc_ce)
 
 
 def fields(kind, epoch, part):
@@ -88,7 +88,13 @@ def abandoned():
     """The client times out its request in flight (request.timeout.ms): it closes the connection and will
     re-send; the first copy, which the coordinator broker may already have read, becomes the late copy."""
     return (n_late[i].set(True), n_late_rq[i].set(n_creq_rq[i]), n_late_e[i].set(n_creq_e[i]),
-            n_late_p[i].set(n_creq_p[i]), n_late_k[i].set(pc_k[i]), *cleared())
+            n_late_p[i].set(n_creq_p[i]), n_late_k[i].set(pc_k[i]), n_late_ce[i].set(tc_ce[T]), *cleared())
+
+
+def late_cleared():
+    """The late copy leaves the network (handled, or answered NOT_COORDINATOR)."""
+    return (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(0),
+            n_late_k[i].set(0), n_late_ce[i].set(0))
 
 
 def late_txn():
@@ -101,8 +107,7 @@ def late_txn():
 
 # the request the client waits for, answered to it
 LIVE = Copy("live", 0, "", n_creq[i], n_creq_rq[i], n_creq_e[i], n_creq_p[i], pc_k[i], cleared(), True)
-# a copy the client abandoned, handled by the same handlers (rows TC-1xx for TC-xx) and answered to nobody
-LATE = Copy("late", 100, " (late copy)", n_late[i], n_late_rq[i], n_late_e[i], n_late_p[i], late_txn(),
-            (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(0),
-             n_late_k[i].set(0)),
-            False, (Config("late_requests") >= 1,))
+# a copy the client abandoned, handled by the same handlers (rows TC-1xx for TC-xx) and answered to nobody, as long
+# as the broker that holds it is still the coordinator (a failover since: NET-21 answers NOT_COORDINATOR)
+LATE = Copy("late", 100, " (late copy)", And(n_late[i], n_late_ce[i] == tc_ce[T]), n_late_rq[i], n_late_e[i],
+            n_late_p[i], late_txn(), late_cleared(), False, (Config("late_requests") >= 1,))

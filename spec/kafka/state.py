@@ -45,6 +45,9 @@ n_late = Var("n_late", BOOL, index=(Inc,), init=False,
 n_late_rq = Var("n_late_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of the late copy (NONE: none)")
 n_late_e = Var("n_late_e", Epoch, index=(Inc,), init=-1, doc="producer epoch the late copy carries")
 n_late_p = Var("n_late_p", Part, index=(Inc,), init=0, doc="partition the late copy adds")
+n_late_ce = Var("n_late_ce", CEpoch, index=(Inc,), init=0,
+                doc="coordinator epoch of the broker that holds the late copy (the tid's coordinator when it was "
+                    "sent): a later coordinator never sees it")
 n_cresp = Var("n_cresp", CResp, index=(Inc,), init=CResp.NONE, doc="coordinator response in flight")
 n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by that response")
 n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
@@ -147,7 +150,7 @@ n_late_k = Var("n_late_k", TxnCount, index=(Inc,), init=0, ghost=True,
                doc="γ: the transaction the client was in when it sent the late copy (0: none)")
 
 VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_s, cs_pos, b_src, pc_oc, gc_off, gc_pend,
-        n_creq, n_creq_rq, n_creq_e, n_creq_p, n_late, n_late_rq, n_late_e, n_late_p, n_cresp, n_cresp_e, n_lost, n_prod,
+        n_creq, n_creq_rq, n_creq_e, n_creq_p, n_late, n_late_rq, n_late_e, n_late_p, n_late_ce, n_cresp, n_cresp_e, n_lost, n_prod,
         n_pres, n_oab, n_mk, n_mk_res, n_mk_e, n_mkd, n_mkd_res, n_mkd_e, n_mkd_c,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,

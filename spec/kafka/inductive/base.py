@@ -7,7 +7,7 @@ from txncheck.spec.model import Always
 from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
 from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
-                    n_late, n_late_e, n_late_k, n_late_p, n_late_rq,
+                    n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
@@ -178,10 +178,12 @@ INVARIANTS = (
            "The partition a client's add being logged adds is the one its outstanding request names."),
     Always("IND-55", And(
         ForAll(Inc, lambda i: And(n_late[i] == (n_late_rq[i] != Rq.NONE), Implies(Config("late_requests") == 0, And(
-            Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == 0, n_late_k[i] == 0)))),
+            Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == 0, n_late_k[i] == 0)),
+            Implies(Not(n_late[i]), n_late_ce[i] == 0), n_late_ce[i] <= tc_ce[tid_of(i)])),
         Implies(Config("late_requests") == 0, And(env_late == 0, ForAll(Tid, lambda t: tc_pend_by[t] != PendBy.ABANDONED)))),
-           "A late copy is present exactly when it has a kind; without the late_requests budget there is none, and no "
-           "transition waits for an abandoned request."),
+           "A late copy is present exactly when it has a kind, and names a coordinator epoch no later than the "
+           "coordinator's; without the late_requests budget there is none, and no transition waits for an abandoned "
+           "request."),
     # -- partition log ------------------------------------------------------------------------------
     Always("IND-21", each_tid_part(lambda t, p: Implies(
         pl_ver[p][t] == Ver.OK, And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p]))),
