@@ -9,10 +9,10 @@ from txncheck.spec.expr import And, Config, If, Max, Not, Or, Param
 from txncheck.spec.model import Row, Table
 from txncheck.spec.sequence import At, Receive
 
-from .chart import NETWORK, PARTITION
+from .chart import NETWORK
 from .domains import tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import c, i, p, t
-from .leader import may_change_leader, rebuild
+from .leader import leader_change
 from .requests import abandoned, cleared
 from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
                     n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
@@ -132,18 +132,6 @@ FLT = Table("faults", (
         doc="The append of the PrepareAbort that an InitProducerId fence (TC-07) or a timeout (TC-40, TC-41) "
             "prepared fails (e.g. NOT_ENOUGH_REPLICAS under min.insync.replicas) while the coordinator keeps "
             "its partition; the next fence retries it without a second bump (fenced_epoch)."),
-    Row("FLT-05", "env", "partition leader change (producer state replayed from the log)", params=(p,), at=PARTITION,
-        guard=may_change_leader(p),
-        updates=rebuild(p),
-        tags=("crash",),
-        ref="kafka-protocol §3.13 leader change; Partition.makeLeader (the follower's log and ProducerStateManager, "
-            "kept by UnifiedLog.appendAsFollower with origin REPLICATION, or rebuilt by UnifiedLog.rebuildProducerState "
-            "/ loadProducersFromRecords), ProducerAppendInfo.checkProducerEpoch / checkCoordinatorEpoch (REPLICATION: "
-            "logged, not refused, KAFKA-9144); ReplicaManager.appendRecords (a verification callback on a replica that "
-            "is no longer the leader: NOT_LEADER_OR_FOLLOWER)",
-        doc="Requests still in flight to the partition (Produce, WriteTxnMarkers and their copies) carry all their "
-            "fields and are handled by the new leader: that is the old leader's NOT_LEADER_OR_FOLLOWER followed by "
-            "the sender's retry of the same request (Sender reenqueueBatch, same sequence; the coordinator's "
-            "marker re-send). A batch held for verification is answered retriable (PL-09) and the client resends it."),
+    leader_change(),
 ), doc="Faults: producer crash/restart and zombies; transaction-coordinator failover; a failed transaction-log "
        "append of an epoch fence; a leader change of a data partition.")

@@ -16,8 +16,11 @@ comes back, and the new leader may expire it again later within the same budget.
 The log is fully replicated (appends are acks=all and HW = log end), so nothing is truncated.
 """
 from txncheck.spec.expr import And, Config, If, Min, Not, Or
+from txncheck.spec.model import Row
 
+from .chart import PARTITION
 from .domains import MAXS, MAXT, Kind, Ver, in_use
+from .params import p as P
 from .state import (env_lf, g_lso_dec, log_ce, log_e, log_kind, log_pid, log_seq, pl_ce, pl_e, pl_end, pl_first,
                     pl_lso, pl_open, pl_seq, pl_ver)
 
@@ -38,12 +41,15 @@ def replay(p, t):
     return e, seq, ce, is_open, first
 
 
-def rebuild(p):
+def rebuild(p, keep_open=True):
     """Updates of a leader change at `p`: every pid's entry replayed from the log, the LSO recomputed from the
     replayed spans (HW = log end), and a batch held for verification (guard set or cleared, or the coordinator's
     retriable answer) answered retriable by PL-09 (NOT_LEADER_OR_FOLLOWER: the old leader is no longer the
-    leader when its verification callback runs)."""
+    leader when its verification callback runs). `keep_open` False is variant B13: a pid whose span is open is
+    missing from the rebuilt state."""
     states = [replay(p, t) for t in range(MAXT)]
+    if not keep_open:
+        states = [tuple(If(st[3], empty, x) for x, empty in zip(st, (-1, -1, -1, False, 0))) for st in states]
     lso = Min(*[If(is_open, first, pl_end[p]) for _, _, _, is_open, first in states])
     ups = []
     for t, (e, seq, ce, is_open, first) in enumerate(states):
@@ -59,3 +65,19 @@ def may_change_leader(p):
     the coordinator has answered, so the client's retry reaches the new leader after that answer either way."""
     return (in_use(p), env_lf < Config("leader_failovers"),
             *[Not(pl_ver[p][t].is_in(Ver.PENDING, Ver.ADDING)) for t in range(MAXT)])
+
+
+def leader_change(keep_open=True):
+    """FLT-05; `keep_open` False is variant B13's rebuild."""
+    return Row(
+        "FLT-05", "env", "partition leader change (producer state replayed from the log)", params=(P,), at=PARTITION,
+        guard=may_change_leader(P), updates=rebuild(P, keep_open), tags=("crash",),
+        ref="kafka-protocol §3.13 leader change; Partition.makeLeader (the follower's log and ProducerStateManager, "
+            "kept by UnifiedLog.appendAsFollower with origin REPLICATION, or rebuilt by "
+            "UnifiedLog.rebuildProducerState / loadProducersFromRecords), ProducerAppendInfo.checkProducerEpoch / "
+            "checkCoordinatorEpoch (REPLICATION: logged, not refused, KAFKA-9144); ReplicaManager.appendRecords (a "
+            "verification callback on a replica that is no longer the leader: NOT_LEADER_OR_FOLLOWER)",
+        doc="Requests still in flight to the partition (Produce, WriteTxnMarkers and their copies) carry all their "
+            "fields and are handled by the new leader: that is the old leader's NOT_LEADER_OR_FOLLOWER followed by "
+            "the sender's retry of the same request (Sender reenqueueBatch, same sequence; the coordinator's marker "
+            "re-send). A batch held for verification is answered retriable (PL-09) and the client resends it.")
