@@ -14,6 +14,7 @@ from txncheck.spec.kafka.domains import MAXP, MAXT, Ver, in_use, tid_used
 from txncheck.spec.kafka.leader import replay
 from txncheck.spec.kafka.state import env_exp, env_lf, pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver
 from txncheck.spec.model import Always, Sometimes
+from txncheck.traces.replay import replay as replay_trace
 
 ONE = {"leader_failovers": 1}
 
@@ -98,3 +99,15 @@ def test_engines_agree_with_a_leader_change():
     m = build_model(SPEC, "tiny", dict(ONE, failovers=0, delays=0, protocol="verify", expiries=1))
     out = assert_agree(m, ExploreOptions(stop_on_violation=False, check_deadlock=True))
     assert out["distinct"] > 0
+
+
+def test_b13_rebuild_without_open_spans_is_caught():
+    """B13: the rebuilt state lacks the pid whose span is open, so the LSO passes the span (ATOM-1), in 11 steps:
+    the first transaction's batch is appended under tv2 (implicit add) and the leader changes."""
+    r = check_spec(SPEC, variant="B13-restart-drops-open-span", engine="vector",
+                   options=ExploreOptions(stop_on_violation=False))
+    assert {q.name: q.depth for q in r.properties if q.outcome == "violated"} == {"ATOM-1": 11}
+    rows = [s.row for s in r.traces["ATOM-1"].steps]
+    assert rows[-2:] == ["PL-06", "FLT-05"]
+    rep = replay_trace(r.traces["ATOM-1"])
+    assert rep.confirmed, rep.message
