@@ -30,6 +30,10 @@ PARAMS = (
                 "coordinator (connection closed, the same markers re-sent) while the partition leader may still execute "
                 "it, at any later time, unanswered (kafka-protocol §3.8 marker re-send); at most one per tid and "
                 "partition in flight", lo=0, hi=3),
+    ConfigParam("leader_failovers", 0, "budget: leader changes of a data partition (FLT-05): the new leader's producer "
+                "state is what a replay of the log gives (ProducerAppendInfo with origin REPLICATION), its "
+                "VerificationStateEntry guards are gone, and a batch the old leader held for verification is answered "
+                "NOT_LEADER_OR_FOLLOWER (retriable); 0 in every shipped config", lo=0, hi=2),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
     ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "

@@ -12,6 +12,7 @@ from txncheck.spec.sequence import At, Receive
 from .chart import NETWORK, PRODUCER
 from .domains import tid_of, tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import c, i, p, t
+from .leader import leader_change
 from .requests import abandoned, cleared, late_cleared
 from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_late_ce, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
                     n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
@@ -141,5 +142,6 @@ FLT = Table("faults", (
         doc="The append of the PrepareAbort that an InitProducerId fence (TC-07) or a timeout (TC-40, TC-41) "
             "prepared fails (e.g. NOT_ENOUGH_REPLICAS under min.insync.replicas) while the coordinator keeps "
             "its partition; the next fence retries it without a second bump (fenced_epoch)."),
+    leader_change(),
 ), doc="Faults: producer crash/restart and zombies; transaction-coordinator failover; a failed transaction-log "
-       "append of an epoch fence.")
+       "append of an epoch fence; a leader change of a data partition.")

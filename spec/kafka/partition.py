@@ -6,8 +6,8 @@ op checked for generation (O2) and epoch (O4) but not sequence; its append recor
 pending[g][pid] and its marker materialises (COMMIT) or drops (ABORT) it (§1.5, §3.4). Kafka: `ProducerAppendInfo`, `ProducerStateManager`,
 `UnifiedLog.append`, `ReplicaManager.appendRecords` (verification guard).
 
-The log is an array of slots with an end offset; appends are acks=all and the leader never fails
-over in this model, so HW = log end and `unreplicated(p)` is empty. The LSO is a variable updated
+The log is an array of slots with an end offset; appends are acks=all, so HW = log end and
+`unreplicated(p)` is empty, and a leader change (FLT-05, spec/kafka/leader.py) truncates nothing. The LSO is a variable updated
 by every append: min(first offset of every open span, HW) (§1.4). Duplicate detection keeps every
 batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 per epoch).
 A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
@@ -21,7 +21,7 @@ from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, R
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
 from .state import (b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
-                    log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
+                    log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
@@ -94,6 +94,7 @@ def marker_append(commit, epoch, ce):
     outcome = If(commit, Outcome.COMMIT, Outcome.ABORT)
     return (log_kind[p][pl_end[p]].set(If(commit, Kind.COMMIT, Kind.ABORT)),
             log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(epoch),
+            log_ce[p][pl_end[p]].set(If(Config("leader_failovers") >= 1, ce, -1)),
             *[log_out[p][s].set(If(in_span(s), outcome, log_out[p][s])) for s in range(MAXS)],
             g_vislost.set(Or(g_vislost, And(Not(commit), Or(*[And(in_span(s), s < pl_lso[p]) for s in range(MAXS)])))),
             pl_end[p].set(pl_end[p] + 1), pl_open[p][t].set(False), pl_first[p][t].set(0),

@@ -93,6 +93,13 @@ tl_parts = Var("tl_parts", BOOL, index=(Tid, Part), init=False, doc="logged Tran
 # ---- partition leaders ---------------------------------------------------------------------------
 log_kind = Var("log_kind", Kind, index=(Part, Slot), init=Kind.EMPTY, doc="batch at offset: data or control")
 log_pid = Var("log_pid", Tid, index=(Part, Slot), init=0, doc="producer id of the batch")
+log_e = Var("log_e", Epoch, index=(Part, Slot), init=-1,
+            doc="producer epoch of the batch or marker (read by the producer-state replay of a leader change, FLT-05)")
+log_seq = Var("log_seq", Seq, index=(Part, Slot), init=0,
+              doc="base sequence of the data batch (read by the producer-state replay of a leader change, FLT-05)")
+log_ce = Var("log_ce", StoredCEpoch, index=(Part, Slot), init=-1,
+             doc="coordinator epoch of the marker (recorded only when `leader_failovers` >= 1: only the replay of a "
+                 "leader change reads it)")
 pl_end = Var("pl_end", Offset, index=(Part,), init=0, doc="log end offset (= HW: appends are acks=all)")
 pl_lso = Var("pl_lso", Offset, index=(Part,), init=0, doc="last stable offset")
 pl_e = Var("pl_e", Epoch, index=(Part, Tid), init=-1, doc="ProducerStateEntry.producerEpoch (-1: no state)")
@@ -114,12 +121,12 @@ env_tlf = Var("env_tlf", IntRange("TlFailures", 0, "tl_failures"), init=0, doc="
 env_mkd = Var("env_mkd", IntRange("MarkerDups", 0, "marker_dups"), init=0, doc="stale WriteTxnMarkers copies used")
 env_late = Var("env_late", IntRange("LateRequests", 0, "late_requests"), init=0,
                doc="coordinator requests abandoned on a request timeout with a late copy used")
+env_lf = Var("env_lf", IntRange("LeaderFailovers", 0, "leader_failovers"), init=0,
+             doc="leader changes of data partitions used (FLT-05)")
 
 # ---- ghost (history) vars -------------------------------------------------------------------------
 log_inc = Var("log_inc", Inc, index=(Part, Slot), init=0, ghost=True, doc="γ: incarnation of the data batch")
 log_k = Var("log_k", TxnCount, index=(Part, Slot), init=0, ghost=True, doc="γ: transaction of the data batch")
-log_e = Var("log_e", Epoch, index=(Part, Slot), init=-1, ghost=True, doc="epoch of the batch or marker")
-log_seq = Var("log_seq", Seq, index=(Part, Slot), init=0, ghost=True, doc="sequence of the data batch")
 log_out = Var("log_out", Outcome, index=(Part, Slot), init=Outcome.NONE, ghost=True,
               doc="outcome(r): the marker that closed the record's span")
 log_ret = Var("log_ret", BOOL, index=(Part, Slot), init=False, ghost=True,
@@ -158,7 +165,7 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         env_to, env_dl, env_dup, env_loss, env_exp, env_tlf, env_mkd, env_late,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
-        g_illegal, g_bound, n_late_k)
+        g_illegal, g_bound, n_late_k, log_ce, env_lf)
 
 
 def call_offset(inc, txn):

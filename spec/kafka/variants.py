@@ -9,6 +9,7 @@ from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, Rep
 from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
 from .domains import CTP, OP, BatchSt, CResp, Part, PcState, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
 from .params import c, i, p, T, t
+from .leader import leader_change
 from .partition import marker_append, marker_rejected
 from .producer import BY_ID as PRODUCER_BY_ID
 from .state import (b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
@@ -119,6 +120,16 @@ VARIANTS = (
                    ReplaceUpdate("PL-06", "g_lso_dec", Or(g_lso_dec, _lso_ahead < pl_lso[p]))),
             ref="Jepsen Redpanda 21.10.1 (#3036, #3039, #3003); redpanda #5090, PR #10671",
             trigger="first transactional batch appended; LSO moves past it; read_committed returns it open"),
+    Variant("B13-restart-drops-open-span",
+            "A replica rebuilds its producer state without the pids whose transaction is open (the producer-state "
+            "checkpoint missed them). Once it leads, the open span no longer holds the LSO back, which Kafka "
+            "computes from producer state: read_committed consumers read records of an undecided transaction.",
+            breaks=("ATOM-1",),
+            edits=(DropRow("FLT-05"), AddRow("faults", leader_change(keep_open=False)), SetParam("leader_failovers", 1)),
+            settings=(("leader_failovers", 1),),
+            ref="Redpanda PR #30003 (#8566, #8624); kafka-protocol §6 B13, §3.13",
+            trigger="a transactional batch appended at p (span open); the leader changes and the rebuilt producer "
+                    "state lacks the pid; the LSO moves to the log end, past the open span"),
     Variant("B7-tid-per-worker",
             "Two workers with their own transactional ids share the input partition of a consume-transform-"
             "produce loop, and TxnOffsetCommit carries no group metadata nor does OffsetFetch wait for pending "

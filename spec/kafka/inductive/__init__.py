@@ -22,9 +22,10 @@ duplicates = 0).
 - zombies.py: epoch ownership between incarnations of one tid, and zombie-aware twins of NO_ZOMBIES
   invariants (IND-170..IND-180, IND-187: with them eos, which has a zombie, proves all but BOUNDS too);
 - kip98.py: protocols kip98 and verify without late produce (IND-190..IND-208: with them tiny under
-  kip98 with delays 0 proves the same 19 as under TV2).
+  kip98 with delays 0 proves the same 19 as under TV2);
+- leader.py: leader changes of data partitions (IND-210: the producer state is the replay of the log).
 """
-from . import base, ctp, idempotence, kip98, outcome, zombies
+from . import base, ctp, idempotence, kip98, leader, outcome, zombies
 
 INVARIANTS = (base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS + ctp.INVARIANTS + zombies.INVARIANTS
-              + kip98.INVARIANTS)
+              + kip98.INVARIANTS + leader.INVARIANTS)
