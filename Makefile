@@ -43,12 +43,13 @@ browser-check:
 # one worker per core, at most 4 (each may hold a Spark JVM or a large model); a test file stays on
 # one worker (the Spark cluster tests share one cluster)
 test: venv-test java-check browser-check
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=25
 
-# the long tests (a few checks of minutes each: the 1-induction proofs of exactly-once, D4's bounded
-# model check) are part of CI (.ci/run) but not of make test, which stays within 15 minutes: test by test
+# the long tests (checks of a minute or more each: the 1-induction proofs of exactly-once, the deeper
+# Kafka bounded model checks, the faults and copies configs) are part of CI (.ci/run) but not of make
+# test, which stays within 15 minutes: spread test by test
 test-long: venv-test
-	$(BIN)/python -m pytest -q -m long -n auto --maxprocesses 4 --dist load
+	$(BIN)/python -m pytest -q -m long -n auto --maxprocesses 4 --dist load --durations=15
 
 # the heavy tests are few and long, most in one file: spread them test by test
 test-heavy: venv-test

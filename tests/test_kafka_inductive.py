@@ -81,6 +81,7 @@ def test_one_induction_proves_exactly_once_with_consume_transform_produce(config
     assert {p.name for p in res.properties if p.status != "proved"} >= {"ATOM-3", "EOS-1"}, summary(res)
 
 
+@pytest.mark.long  # about 1 minute on a quiet core
 def test_one_induction_proves_the_same_under_kip98_without_late_produce():
     """Protocol kip98 with delays 0 (KIP98_NO_B1, where most B-variants start): the same 19, with the
     kip98 invariants (inductive/kip98.py); without them DECIDE-1, ATOM-2, DUR-1, DUR-3, FENCE-1 and
@@ -113,6 +114,7 @@ def test_bmc_reports_the_proved_properties_and_unrolls_the_rest():
     assert res.queries[0][0].startswith("1-induction pass")
 
 
+@pytest.mark.long  # about 1 minute on a quiet core
 def test_a_false_strengthening_invariant_is_dropped_not_trusted():
     """bmc's induction pass keeps only what it proves: an invariant the variant breaks is dropped. This
     one ("no transaction-log append ever fails") excludes B9's counterexample; trusted, it would hide it."""

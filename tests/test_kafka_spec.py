@@ -231,6 +231,7 @@ def test_consumer_side_properties_do_not_apply_without_the_loop():
     assert "ConsecutiveCommits" in {p.name for p in m.properties}
 
 
+@pytest.mark.long  # 8.7 million states: about 30 s of search, 1.5 minutes in all
 def test_faults_config_spends_every_fault_and_shows_only_f4():
     """`faults`: one loss, one client retry, one produce past its delivery timeout, one timeout abort and one
     failover. Under tv2 with the Java client the only violation is FENCE-1 through a retried TxnOffsetCommit

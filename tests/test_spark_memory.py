@@ -31,8 +31,7 @@ VISITED_BYTES_PER_STATE = 24     # the vector engine's visited store (fp, parent
 EDGE_BYTES = 20                  # an edge as the local engines hold it (source, target, action)
 
 DRIVER = textwrap.dedent("""
-    import json, resource, sys, tempfile
-    import numpy as np
+    import json, mmap, resource, sys, tempfile
     from txncheck.checker.outcome import ExploreOptions
     from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore
     from txncheck.checker.spark.session import start_session
@@ -61,12 +60,17 @@ DRIVER = textwrap.dedent("""
     props = tuple(req["properties"]) if req["properties"] else None
     o = explore(ref, ExploreOptions(properties=props), sopts, model=model)
 
-    def fits(nbytes):    # whether the cap lets the driver allocate that much more
+    def fits(nbytes):
+        # whether the cap lets the driver's data grow by that much: a new private mapping, which RLIMIT_DATA
+        # counts, since an allocation through malloc may reuse heap the model's build freed before `base`
+        # (inside VmData already) and say nothing about the cap
         try:
-            np.ones(nbytes, dtype=np.uint8)
-            return True
-        except MemoryError:
+            m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                          prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError:
             return False
+        m.close()
+        return True
     print(json.dumps({"distinct": o.distinct, "generated": o.generated, "level_sizes": list(o.level_sizes),
                       "witnesses": {k: len(o.path(v)) for k, v in o.witnesses.items()},
                       "unrecoverable": {k: None if v is None else [str(int(o.fps[v])), len(o.path(v))]

@@ -44,8 +44,8 @@ KAFKA_IN_CI = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B10
                "B9-bump-on-failed-fence", "B11-admin-abort")
 
 
-# in CI, but minutes long (D4's 18 steps with the induction pass): make test-long
-KAFKA_LONG = ("D4-no-sequence-check",)
+# in CI, but a minute or more each with the induction pass (D4's 18 steps the longest): make test-long
+KAFKA_LONG = ("D4-no-sequence-check", "D2-markers-before-prepare", "D1-no-epoch-bump-on-init", "B11-admin-abort")
 
 
 def _heavy(name, variant):
@@ -350,7 +350,8 @@ def test_from_depth_finds_a_counterexample_cut_at_its_first_violation(name, vari
 
 @pytest.mark.parametrize("name,variant", [("twophase", "commit-without-all-prepared"),
                                           ("paxoscommit", "phase2a-ignores-phase1b"),
-                                          ("kafka", "D1-no-epoch-bump-on-init"), ("kafka", "B12-lso-ahead")])
+                                          pytest.param("kafka", "D1-no-epoch-bump-on-init", marks=pytest.mark.long),
+                                          pytest.param("kafka", "B12-lso-ahead", marks=pytest.mark.long)])
 def test_refute_below_finds_exactly_the_explicit_engines_shortest_counterexamples(name, variant):
     """With --refute-below, one CaDiCaL query over idle-padded paths stands in for the depths below
     K0: at K0 = the explicit engine's shortest depth it must answer "none below" and the search
