@@ -108,7 +108,8 @@ class SpillDir:
                  else f"set TMPDIR to {place}")
         doing = f"writing {_mib(size)} of {holds} to {path}" if size else f"creating {path} for {holds}"
         fixes = [fix, where] + (["give a larger --memory-budget so that less is spilled"] if room else [])
-        return SpillError(f"the search cannot spill to disk: {doing} failed ({why}); the run had spilled "
+        stage = "judging the graph properties" if name.startswith("reverse-") else "the search"
+        return SpillError(f"{stage} cannot spill to disk: {doing} failed ({why}); the run had spilled "
                           f"{_mib(self.written)} before it{free}; {', '.join(fixes[:-1])} or {fixes[-1]}")
 
     def remove(self, path: str) -> None:
