@@ -3,7 +3,7 @@ process's data that the budgeted search fits in, judging them over the in-memory
 memory (exit 3, no result), and the out-of-core reverse graph (`checker/vector/reverse.py`) completes with
 the unbudgeted run's result and traces, leaving no file behind.
 
-As in test_vector_memory.py, each run is the command line in a subprocess that caps its data segment
+As in test_vector_memory.py (the harness: capped_cli.py), each run is the command line in a subprocess that caps its data segment
 (RLIMIT_DATA, which counts numpy's arrays and not the read-only maps of spill files) at its size after the
 imports plus a headroom. The in-memory judging is chosen in the child by switching the out-of-core choice
 off, everything else equal.
@@ -15,13 +15,11 @@ in-memory graph it needs 300 (it stops at 270). 240 lies between, with room on b
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-import textwrap
 
 import pytest
+from capped_cli import run_capped, traces
 
 if not sys.platform.startswith("linux"):
     pytest.skip("RLIMIT_DATA semantics are Linux's", allow_module_level=True)
@@ -31,45 +29,14 @@ MODEL = ("check", "kafka", "--config", "ci", "--set", "timeouts=2",
 HEADROOM = 240 << 20
 BUDGET = ("--memory-budget", "16")
 
-CHILD = textwrap.dedent("""
-    import json, resource, sys
-    from txncheck.cli.main import build_parser, main
-    build_parser()  # every command's modules
-    import numpy, txncheck.checker.run, txncheck.checker.vector.explore, txncheck.reports.writer
-    from txncheck.checker.vector import reverse
-
-    def vm(key):
-        for line in open("/proc/self/status"):
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-
-    headroom, judging = int(sys.argv[1]), sys.argv[2]
-    if judging == "in-memory":
-        reverse.JudgingGraph.out_of_core = lambda self: False
-    base = vm("VmData")
-    cap = base + headroom
-    if headroom:
-        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
-    code = main(sys.argv[3:])
-    print(json.dumps({"code": code, "data_cap": cap if headroom else None, "data_end": vm("VmData")}),
-          file=sys.stderr)
-    sys.exit(code)
-""")
+IMPORT = "from txncheck.checker.vector import reverse"
+# the in-memory judging: the out-of-core choice switched off, everything else equal
+SETUP = {"default": IMPORT, "in-memory": IMPORT + "\nreverse.JudgingGraph.out_of_core = lambda self: False"}
 
 
 def run(tmp_path, out: str, headroom: int, judging: str, *args) -> tuple[dict, str, dict | None]:
-    p = subprocess.run([sys.executable, "-c", CHILD, str(headroom), judging, *MODEL, "--json", "--out", out, *args],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=900)
-    assert "Traceback" not in p.stderr, p.stderr
-    figures = json.loads(p.stderr.strip().splitlines()[-1])
-    assert figures["code"] == p.returncode, p.stderr
-    print(f"{judging} {' '.join(args)}, headroom {headroom >> 20} MiB: {json.dumps(figures)}")  # pytest -s
-    return figures, p.stderr, json.loads(p.stdout) if p.stdout.strip() else None
-
-
-def traces(folder) -> dict[str, bytes]:
-    d = folder / "traces"
-    return {f: (d / f).read_bytes() for f in sorted(os.listdir(d))} if d.exists() else {}
+    return run_capped(tmp_path, MODEL, out, headroom, *args, setup=SETUP[judging], label=f"{judging} {' '.join(args)}",
+                      timeout=900)
 
 
 def test_judging_out_of_core_completes_a_run_that_a_memory_cap_stops_in_judging(tmp_path):

@@ -15,13 +15,11 @@ measured on the development machine; 80 MiB lies between, with room on both side
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-import textwrap
 
 import pytest
+from capped_cli import run_capped, traces
 
 if not sys.platform.startswith("linux"):
     pytest.skip("RLIMIT_DATA semantics are Linux's", allow_module_level=True)
@@ -30,43 +28,8 @@ MODEL = ("check", "twophase", "--set", "rm=8")
 HEADROOM = 80 << 20
 BUDGET = "8"
 
-CHILD = textwrap.dedent("""
-    import json, resource, sys
-    from txncheck.cli.main import build_parser, main
-    build_parser()  # every command's modules
-    import numpy, txncheck.checker.run, txncheck.checker.vector.explore, txncheck.reports.writer
-
-    def vm(key):
-        for line in open("/proc/self/status"):
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-
-    headroom = int(sys.argv[1])
-    base = vm("VmData")
-    cap = base + headroom
-    if headroom:
-        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
-    code = main(sys.argv[2:])
-    print(json.dumps({"code": code, "data_base": base, "data_cap": cap if headroom else None,
-                      "data_end": vm("VmData")}), file=sys.stderr)
-    sys.exit(code)
-""")
-
-
 def run(tmp_path, out: str, headroom: int, *args) -> tuple[dict, str, dict | None]:
-    p = subprocess.run([sys.executable, "-c", CHILD, str(headroom), *MODEL, "--json", "--out", out, *args],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert "Traceback" not in p.stderr, p.stderr
-    figures = json.loads(p.stderr.strip().splitlines()[-1])
-    assert figures["code"] == p.returncode, p.stderr
-    print(f"{' '.join(args) or 'no budget'}, headroom {headroom >> 20} MiB: {json.dumps(figures)}")  # pytest -s
-    result = json.loads(p.stdout) if p.stdout.strip() else None
-    return figures, p.stderr, result
-
-
-def traces(folder) -> dict[str, bytes]:
-    d = folder / "traces"
-    return {f: (d / f).read_bytes() for f in sorted(os.listdir(d))} if d.exists() else {}
+    return run_capped(tmp_path, MODEL, out, headroom, *args, label=" ".join(args) or "no budget")
 
 
 def test_a_budget_completes_a_search_that_a_memory_cap_stops(tmp_path):
