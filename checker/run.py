@@ -22,6 +22,8 @@ from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import InitialStates, concrete_path
 from .result import CheckResult, PropertyOutcome
+from .resources import split_budget
+from .vector import live
 from .vector.reverse import JudgingGraph
 
 DEFAULT_ENGINE = engines.DEFAULT_ENGINE
@@ -122,7 +124,11 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             elif p.kind in (EVENTUALLY, LEADS_TO):
                 if outcome.complete and outcome.edges is not None:
                     groups = groups or liveness.fairness_groups(model)
-                    lasso = liveness.check(model, outcome, p.name, groups, graph.get(), initial_states())
+                    if live.out_of_core(outcome, options.memory_budget):  # the part a violation lies in
+                        lasso = live.check(model, outcome, p.name, groups, initial_states(), graph.spill_dir(),
+                                           split_budget(options.memory_budget).judging)
+                    else:
+                        lasso = liveness.check(model, outcome, p.name, groups, graph.get(), initial_states())
                     if lasso is None:
                         po = PropertyOutcome(p.name, p.kind, "holds", doc)
                     else:
