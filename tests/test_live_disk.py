@@ -5,6 +5,7 @@ that outgrows its share refused with the figures; and the choice made by the bud
 from __future__ import annotations
 
 import os
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -118,3 +119,41 @@ def test_a_budget_judges_liveness_out_of_core_only_where_the_whole_graph_outgrow
     assert live.out_of_core(outcome, 64)
     big = 4 * need
     assert split_budget(big).judging >= need and not live.out_of_core(outcome, big)
+
+
+HERE = os.path.dirname(__file__)
+EXAMPLES = os.path.join(HERE, "..", "examples")
+SPECS = [(os.path.join(HERE, "models", "fair_mutex.py"), v) for v in (None, "unfair", "weak", "weak-next")] + \
+        [(os.path.join(HERE, "models", "commit_liveness.py"), v) for v in (None, "unfair", "weak-rm-only")] + \
+        [(os.path.join(EXAMPLES, "ewd840.py"), v) for v in (None, "unfair")] + \
+        [("kafka", None), (os.path.join(HERE, "models", "kafka_no_complete.py"), "no-complete")]
+
+
+@pytest.mark.parametrize("spec, variant", SPECS)
+def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, spec, variant):
+    from dataclasses import replace
+
+    from txncheck.checker.outcome import ExploreOptions
+    from txncheck.checker.run import check
+    from txncheck.spec.request import ModelRequest
+    monkeypatch.setattr(live, "EDGE_BYTES", 0)  # a budget of bytes: judged out of core however small the part
+    monkeypatch.setattr(live, "STATE_BYTES", 0)
+    request = ModelRequest.of(spec, "tiny", {}, variant)
+    options = ExploreOptions(stop_on_violation=False)
+    plain = check(request, "vector", options)
+    spilled = check(request, "vector", replace(options, memory_budget=64, workdir=str(tmp_path / "spill")))
+    assert spilled.properties == plain.properties and spilled.verdict == plain.verdict
+    assert {k: t.to_json() for k, t in spilled.traces.items()} == {k: t.to_json() for k, t in plain.traces.items()}
+    assert spilled.stats["judge_spilled_bytes"] > 0 and os.listdir(tmp_path / "spill") == []
+
+
+def test_the_cli_refuses_a_restricted_graph_beyond_the_budget_with_exit_3(tmp_path, txncheck_main):
+    code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--memory-budget", "1",
+                                   "--out", str(tmp_path / "out"))
+    assert code == 3, err
+    assert "judging LIVE-4 out of core: the part of the state graph it can be violated in (" in err
+    assert "Traceback" not in err and not (tmp_path / "out" / "result.json").exists()
+    advised = re.search(r"give --memory-budget (\d+) or more", err).group(1)  # the advice is enough
+    code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--memory-budget",
+                                   advised, "--out", str(tmp_path / "ok"))
+    assert code == 0, err
