@@ -85,6 +85,8 @@ def test_the_restricted_graph_gives_the_in_memory_lasso(tmp_path_factory, monkey
     monkeypatch.setattr(reverse, "MIN_BLOCK", 1)  # blocks of a few edges
     monkeypatch.setattr(live, "EDGE_BYTES", 0)    # and no refusal at so small a share
     monkeypatch.setattr(live, "STATE_BYTES", 0)
+    monkeypatch.setattr(live, "PAIR_BYTES", 0)
+    monkeypatch.setattr(live, "FIXED_BYTES", 0)
     work = tmp_path_factory.mktemp("live")
     spill = SpillDir(str(work))
     want = liveness.check(model, outcome, "P", groups, None, Inits())
@@ -138,6 +140,8 @@ def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, sp
     from txncheck.spec.request import ModelRequest
     monkeypatch.setattr(live, "EDGE_BYTES", 0)  # a budget of bytes: judged out of core however small the part
     monkeypatch.setattr(live, "STATE_BYTES", 0)
+    monkeypatch.setattr(live, "PAIR_BYTES", 0)
+    monkeypatch.setattr(live, "FIXED_BYTES", 0)
     request = ModelRequest.of(spec, "tiny", {}, variant)
     options = ExploreOptions(stop_on_violation=False)
     plain = check(request, "vector", options)

@@ -37,6 +37,8 @@ def restricted_fits(monkeypatch):
     from txncheck.checker.vector import live
     monkeypatch.setattr(live, "EDGE_BYTES", 0)
     monkeypatch.setattr(live, "STATE_BYTES", 0)
+    monkeypatch.setattr(live, "PAIR_BYTES", 0)
+    monkeypatch.setattr(live, "FIXED_BYTES", 0)
 
 
 def _budgeted(options: ExploreOptions, tmp_path, chunk: int) -> ExploreOptions:

@@ -32,17 +32,20 @@ from ..resources import split_budget
 from .reverse import DiskReverseGraph, edge_block
 from .spill import SpillDir, mapped
 
-# what `liveness.check` holds at its peak, per edge and per state: the moving edges' columns and their
-# groups, the component labels gathered per edge and the masks over the edges (`fair_states`), the
-# forward CSR of `_Forward` and the reverse one of `ReverseGraph`; per state the labels, sizes, masks
-# and the sparse matrix's row starts
-EDGE_BYTES = 54
+# what judging one property holds at its peak (`fair_states`: the edges' labels and masks, the sparse
+# matrix of the component search, the enabled pairs split by state), fitted to tracemalloc's peaks on Kafka
+# eos and ci (1.0 M and 2.9 M restricted edges) with 6-12% to spare (benchmarks/RESULTS.md); FIXED is what
+# the first import of scipy.sparse.csgraph allocates
+EDGE_BYTES = 56
+PAIR_BYTES = 32   # an enabled (state, group) pair
 STATE_BYTES = 48
+FIXED_BYTES = 16 << 20
 
 
-def in_memory_bytes(n: int, edges: int) -> int:
-    """About what judging one `eventually`/`leads_to` property in memory holds on a graph of that size."""
-    return edges * EDGE_BYTES + n * STATE_BYTES
+def in_memory_bytes(n: int, edges: int, pairs: int = 0) -> int:
+    """About what judging one `eventually`/`leads_to` property holds on a graph of `n` states, `edges` moving
+    edges and `pairs` enabled pairs (0 where they are not counted yet: a lower bound)."""
+    return FIXED_BYTES + edges * EDGE_BYTES + pairs * PAIR_BYTES + n * STATE_BYTES
 
 
 def out_of_core(outcome: SearchOutcome, budget: int | None) -> bool:
@@ -75,20 +78,31 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     block = edge_block(share)
     inside = _restricted_states(n, src, dst, allowed, sources, spill, share, block)
     states = np.flatnonzero(inside)
-    # the restricted graph's moving edges: both ends inside (an edge from inside to a not-Q state ends inside)
-    count = 0
+    # the restricted graph's moving edges (both ends inside: an edge from inside to a not-Q state ends inside)
+    # and, at most, its enabled pairs (a pair per group of every moving edge from inside)
+    count = most = 0
     for a in range(0, len(dst), block):
         s, d = np.asarray(src[a:a + block]), np.asarray(dst[a:a + block])
-        count += int(np.count_nonzero(inside[s] & inside[d] & (s != d)))
-    need = in_memory_bytes(len(states), count)
-    if need > share:
-        raise ResourceError(
-            f"judging {name} out of core: the part of the state graph it can be violated in ({len(states):,} of "
-            f"{n:,} states, {count:,} of {len(dst):,} edges) needs about {_mib(need)} in memory, more than "
-            f"judging's share of --memory-budget ({_mib(share)}); give --memory-budget "
-            f"{-(-need * 2 // 2**20):,} or more, or leave {name} out with --property")
+        moving = inside[s] & (s != d)
+        count += int(np.count_nonzero(moving & inside[d]))
+        most += len(groups.of_actions(np.asarray(act[a:a + block])[moving])[0])
+    _fits(name, n, len(dst), len(states), count, 0, most, share)  # before gathering: at least the pairs-free part
     gr = _gather(states, inside, src, dst, act, outcome.fps, groups, count, block)
+    _fits(name, n, len(dst), len(states), count, len(gr.enabled), len(gr.enabled), share)
     return check_within(model, outcome, name, gr, states, sources[states], inits)
+
+
+def _fits(name: str, n: int, edges: int, m: int, count: int, pairs: int, most: int, share: int) -> None:
+    """Refuse (exit 3) a restricted graph whose judging needs more than `share` with `pairs` enabled pairs,
+    advising a budget that fits `most` of them."""
+    need = in_memory_bytes(m, count, pairs)
+    if need > share:
+        advice = -(-in_memory_bytes(m, count, most) * 2 // 2**20)  # judging's share is half the budget
+        raise ResourceError(
+            f"judging {name} out of core: the part of the state graph it can be violated in ({m:,} of {n:,} "
+            f"states, {count:,} of {edges:,} edges) needs {'at least ' if pairs < most else ''}about {_mib(need)} "
+            f"in memory, more than judging's share of --memory-budget ({_mib(share)}); give --memory-budget "
+            f"{advice:,} or more, or leave {name} out with --property")
 
 
 def _restricted_states(n: int, src, dst, allowed: np.ndarray, sources: np.ndarray, spill: SpillDir,
