@@ -19,6 +19,7 @@ every engine that produces the same stored graph writes the same lasso.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,7 +120,17 @@ def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     from scipy.sparse.csgraph import connected_components
 
     m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
-    return connected_components(m, directed=True, connection="strong")[1].astype(np.int64)
+    # scipy's compiled search reports an error inside it (an allocation that fails under a memory cap) as
+    # "Exception ignored" and returns labels it never finished: caught here and raised, never judged on
+    ignored = []
+    hook, sys.unraisablehook = sys.unraisablehook, ignored.append
+    try:
+        labels = connected_components(m, directed=True, connection="strong")[1]
+    finally:
+        sys.unraisablehook = hook
+    if ignored:
+        raise ignored[0].exc_value
+    return labels.astype(np.int64)
 
 
 def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -161,3 +161,19 @@ def test_the_cli_refuses_a_restricted_graph_beyond_the_budget_with_exit_3(tmp_pa
     code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--memory-budget",
                                    advised, "--out", str(tmp_path / "ok"))
     assert code == 0, err
+
+
+def test_an_error_scipy_ignores_in_the_component_search_is_raised(monkeypatch):
+    """scipy's compiled search reports a failed allocation as "Exception ignored" and returns unfinished labels."""
+    import sys
+
+    import scipy.sparse.csgraph as csgraph
+
+    def failing(*args, **kwargs):
+        sys.unraisablehook(SimpleNamespace(exc_type=MemoryError, exc_value=MemoryError("no room"), exc_traceback=None,
+                                           err_msg=None, object=None))
+        return 1, np.full(3, -7, dtype=np.int32)
+
+    monkeypatch.setattr(csgraph, "connected_components", failing)
+    with pytest.raises(MemoryError, match="no room"):
+        liveness._components(3, np.array([0, 1]), np.array([1, 2]))
