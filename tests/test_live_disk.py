@@ -100,7 +100,8 @@ def test_a_restricted_graph_that_outgrows_its_share_is_refused_with_the_figures(
     # a ring of not-Q states from the initial state: everything is in the restricted graph
     n = 50
     src = np.arange(n, dtype=np.int64)
-    outcome = Outcome(distinct=n, edges=(src, (src + 1) % n, np.zeros(n, np.int32)), fps=np.arange(1, n + 1, dtype=np.uint64),
+    outcome = Outcome(distinct=n, edges=(src, (src + 1) % n, np.zeros(n, np.int32)),
+                      fps=np.arange(1, n + 1, dtype=np.uint64),
                       level_sizes=(1,) * n, parent=src - 1, action=np.zeros(n, np.int32),
                       goal_masks={"P": np.zeros(n, bool)}, when_masks={"P": np.ones(n, bool)})
     model = SimpleNamespace(properties=[SimpleNamespace(name="P", kind=LEADS_TO)])

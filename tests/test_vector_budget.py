@@ -121,7 +121,7 @@ def test_the_traces_are_the_in_memory_ones(tmp_path, restricted_fits, spec, over
     plain = check(request, "vector", options)
     spilled = check(request, "vector", _budgeted(options, tmp_path, chunk))
     assert spilled.traces and _judged(spilled) == _judged(plain)
-    # the graph properties were judged out of core (vector/reverse.py, vector/live.py), and their files removed with the search's
+    # the graph properties were judged out of core (vector/reverse.py, vector/live.py); no file is left
     assert spilled.stats["judge_spilled_bytes"] > 0 and "judge_spilled_bytes" not in plain.stats
     assert os.listdir(tmp_path / "spill") == []
 
