@@ -4,6 +4,7 @@ same verdict and the same lasso (actions, loop, start, initial state); its files
 that outgrows its share refused with the figures; and the choice made by the budget."""
 from __future__ import annotations
 
+import json
 import os
 import re
 from types import SimpleNamespace
@@ -152,16 +153,32 @@ def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, sp
     assert spilled.stats["judge_spilled_bytes"] > 0 and os.listdir(tmp_path / "spill") == []
 
 
-def test_the_cli_refuses_a_restricted_graph_beyond_the_budget_with_exit_3(tmp_path, txncheck_main):
-    code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--memory-budget", "1",
-                                   "--out", str(tmp_path / "out"))
+def test_a_restricted_graph_beyond_the_budget_leaves_its_property_unknown_with_exit_3(tmp_path, txncheck_main):
+    code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--property", "ATOM-1",
+                                   "--memory-budget", "1", "--out", str(tmp_path / "out"))
     assert code == 3, err
     assert "judging LIVE-4 out of core: the part of the state graph it can be violated in (" in err
-    assert "Traceback" not in err and not (tmp_path / "out" / "result.json").exists()
+    assert "Traceback" not in err and "not judged within --memory-budget (unknown): LIVE-4" in out
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["verdict"] == "incomplete" and result["complete"] and result["stop_reason"] == "judging_memory"
+    assert {p["name"]: p["outcome"] for p in result["properties"]} == {"LIVE-4": "unknown", "ATOM-1": "holds"}
+    assert list(result["stats"]["unjudged"]) == ["LIVE-4"]
     advised = re.search(r"give --memory-budget (\d+) or more", err).group(1)  # the advice is enough
     code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--property", "LIVE-4", "--memory-budget",
                                    advised, "--out", str(tmp_path / "ok"))
     assert code == 0, err
+
+
+def test_a_violation_stands_when_a_liveness_property_cannot_be_judged(tmp_path, txncheck_main):
+    """Under client=reference verify violates ATOM-2 (B1 b): the verdict is that violation, LIVE-4 unknown."""
+    code, out, err = txncheck_main("check", "kafka", "--config", "tiny", "--set", "protocol=verify", "--set",
+                                   "client=reference", "--property", "ATOM-2", "--property", "LIVE-4", "--continue",
+                                   "--memory-budget", "1", "--out", str(tmp_path / "out"))
+    assert code == 1, err
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["verdict"] == "violation" and result["stop_reason"] == "judging_memory"
+    assert {p["name"]: p["outcome"] for p in result["properties"]} == {"ATOM-2": "violated", "LIVE-4": "unknown"}
+    assert (tmp_path / "out" / "traces" / "ATOM-2.json").exists()
 
 
 def test_an_error_scipy_ignores_in_the_component_search_is_raised(monkeypatch):

@@ -13,7 +13,9 @@ Built in sequential passes over the stored edges (memory-mapped), a block at a t
 share, as `reverse.py` does: the moving not-Q-to-not-Q edges to files; the states they reach from the
 sources, a backward search over those edges reversed (`DiskReverseGraph` with its ends swapped); the
 restricted graph's edges counted, then gathered into memory with its enabled pairs. If even the
-restricted graph outgrows the share, judging stops with `ResourceError` (exit 3) and the figures.
+restricted graph outgrows the share, `GraphTooLarge` says so with the figures: the property is left unknown
+(`run.judge`), the other properties keep their outcomes, and the run ends incomplete (exit 3) unless one of
+them is violated.
 """
 from __future__ import annotations
 
@@ -40,6 +42,10 @@ EDGE_BYTES = 56
 PAIR_BYTES = 32   # an enabled (state, group) pair
 STATE_BYTES = 48
 FIXED_BYTES = 16 << 20
+
+
+class GraphTooLarge(ResourceError):
+    """The part of the graph a property can be violated in does not fit judging's share of the budget."""
 
 
 def in_memory_bytes(n: int, edges: int, pairs: int = 0) -> int:
@@ -98,7 +104,7 @@ def _fits(name: str, n: int, edges: int, m: int, count: int, pairs: int, most: i
     need = in_memory_bytes(m, count, pairs)
     if need > share:
         advice = -(-in_memory_bytes(m, count, most) * 2 // 2**20)  # judging's share is half the budget
-        raise ResourceError(
+        raise GraphTooLarge(
             f"judging {name} out of core: the part of the state graph it can be violated in ({m:,} of {n:,} "
             f"states, {count:,} of {edges:,} edges) needs {'at least ' if pairs < most else ''}about {_mib(need)} "
             f"in memory, more than judging's share of --memory-budget ({_mib(share)}); give --memory-budget "
