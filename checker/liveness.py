@@ -19,6 +19,7 @@ every engine that produces the same stored graph writes the same lasso.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,25 +80,32 @@ class Lasso:
     initial: tuple[int, ...]  # the initial state the actions start from
 
 
-class _Graph:
-    """The stored graph without stuttering edges, with the enabled (state, group) pairs."""
+class LiveGraph:
+    """A graph of states without stuttering edges, with the enabled (state, group) pairs: the stored graph
+    (`of`), or the part of it a property can be violated in (`vector/live.py`), whose `enabled` pairs also
+    count the edges that leave it."""
 
-    def __init__(self, outcome: SearchOutcome, groups: FairnessGroups):
-        src, dst, act = outcome.edges
-        moving = src != dst
-        self.n = outcome.distinct
-        # 32-bit where they fit: on Kafka nightly these are 74 M entries each
-        states = index_dtype(self.n)
-        self.src, self.dst = src[moving].astype(states), dst[moving].astype(states)
-        self.act = act[moving].astype(np.int32)
-        self.fps = outcome.fps
+    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray, fps: np.ndarray,
+                 groups: FairnessGroups, enabled: np.ndarray | None = None):
+        self.n = n
+        self.src, self.dst, self.act = src, dst, act
+        self.fps = fps
         self.groups = groups
         G = max(groups.count, 1)
         self.G = G
         e_idx, e_grp = groups.of_actions(self.act)
         self.edge_group_edge, self.edge_group = e_idx, e_grp
         # a state enables a group where some action of it moves the state
-        self.enabled = distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
+        self.enabled = enabled if enabled is not None else distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
+
+    @staticmethod
+    def of(outcome: SearchOutcome, groups: FairnessGroups) -> "LiveGraph":
+        src, dst, act = outcome.edges
+        moving = src != dst
+        # 32-bit where they fit: on Kafka nightly these are 74 M entries each
+        states = index_dtype(outcome.distinct)
+        return LiveGraph(outcome.distinct, src[moving].astype(states), dst[moving].astype(states),
+                         act[moving].astype(np.int32), outcome.fps, groups)
 
     def enabled_at(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(state, group) pairs enabled among `states` (a boolean mask over the states), sorted by state."""
@@ -112,10 +120,20 @@ def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     from scipy.sparse.csgraph import connected_components
 
     m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
-    return connected_components(m, directed=True, connection="strong")[1].astype(np.int64)
+    # scipy's compiled search reports an error inside it (an allocation that fails under a memory cap) as
+    # "Exception ignored" and returns labels it never finished: caught here and raised, never judged on
+    ignored = []
+    hook, sys.unraisablehook = sys.unraisablehook, ignored.append
+    try:
+        labels = connected_components(m, directed=True, connection="strong")[1]
+    finally:
+        sys.unraisablehook = hook
+    if ignored:
+        raise ignored[0].exc_value
+    return labels.astype(np.int64)
 
 
-def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(fair mask, component label per state): the states of `allowed` on a fair cycle within `allowed`
     (stuttering included); labels number the fair components (-1 elsewhere)."""
     n, G = gr.n, gr.G
@@ -161,13 +179,13 @@ def fair_states(gr: _Graph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
           graph=None, inits: InitialStates | None = None) -> Lasso | None:
     """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
-    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s), `inits` the model's initial states, if the caller has them
-    already."""
+    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s), `inits` the model's initial
+    states, if the caller has them already."""
     prop = next(p for p in model.properties if p.name == name)
     groups = groups if groups is not None else fairness_groups(model)
     n = outcome.distinct
     goal = outcome.goal_masks[name][:n]
-    gr = _Graph(outcome, groups)
+    gr = LiveGraph.of(outcome, groups)
     allowed = ~goal
     fair, comp = fair_states(gr, allowed)
     graph = graph if graph is not None else ReverseGraph.of(outcome)
@@ -180,7 +198,31 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
         return None
     s0 = first_chosen(outcome, starts)
     within = _Forward(gr, allowed[gr.src] & allowed[gr.dst])
-    to_fair, f = within.path(s0, fair)
+    return _lasso(model, outcome, gr, within, fair, comp, s0, s0, inits)
+
+
+def check_within(model: GroundModel, outcome: SearchOutcome, name: str, gr: LiveGraph, states: np.ndarray,
+                 sources: np.ndarray, inits: InitialStates | None = None) -> Lasso | None:
+    """`check` on the part of the graph a violation lies in: `gr` over the goal-less `states` (sorted indices
+    into the outcome, numbered in their order) reachable through goal-less states from the goal-less
+    `sources` (a mask over `states`: the states where the condition holds). A fair cycle, the states that
+    reach one and the paths between them stay inside that part, and its states keep their order and
+    fingerprints, so the lasso is `check`'s."""
+    fair, comp = fair_states(gr, np.ones(gr.n, dtype=bool))
+    bad = ReverseGraph(gr.n, gr.src, gr.dst).can_reach(fair)
+    starts = np.flatnonzero(sources & bad)
+    if len(starts) == 0:
+        return None
+    s0 = first_chosen(outcome, states[starts])
+    within = _Forward(gr, np.ones(len(gr.src), dtype=bool))
+    return _lasso(model, outcome, gr, within, fair, comp, int(np.searchsorted(states, s0)), s0, inits)
+
+
+def _lasso(model: GroundModel, outcome: SearchOutcome, gr: LiveGraph, within: "_Forward", fair: np.ndarray,
+           comp: np.ndarray, local: int, s0: int, inits: InitialStates | None) -> Lasso:
+    """The lasso from state `s0` (`local` in `gr`'s numbering): its shortest path, a shortest path through
+    goal-less states to a fair state, and a fair cycle there."""
+    to_fair, f = within.path(local, fair)
     cycle = _fair_cycle(gr, comp, f)
     prefix = outcome.path(s0)
     actions = tuple(int(a) for a in prefix) + to_fair + cycle
@@ -188,7 +230,7 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     return Lasso(actions, len(prefix) + len(to_fair), len(prefix), inits.start(outcome, s0))
 
 
-def _fair_cycle(gr: _Graph, comp: np.ndarray, f: int) -> tuple[int, ...]:
+def _fair_cycle(gr: LiveGraph, comp: np.ndarray, f: int) -> tuple[int, ...]:
     """Actions of a fair cycle from `f` back to `f` inside f's component; () when stuttering at f is fair."""
     in_comp = comp == comp[f]
     members = np.flatnonzero(in_comp)
@@ -231,7 +273,7 @@ def _mask(n: int, i: int) -> np.ndarray:
 class _Forward:
     """The edges of `gr` that `keep` marks, by source (CSR, built once), for shortest paths through them."""
 
-    def __init__(self, gr: _Graph, keep: np.ndarray):
+    def __init__(self, gr: LiveGraph, keep: np.ndarray):
         self.fps = gr.fps
         self.src, self.dst, self.act = gr.src[keep], gr.dst[keep], gr.act[keep]
         self.order = np.argsort(self.src, kind="stable")

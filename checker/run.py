@@ -22,6 +22,8 @@ from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import InitialStates, concrete_path
 from .result import CheckResult, PropertyOutcome
+from .resources import split_budget
+from .vector import live
 from .vector.reverse import JudgingGraph
 
 DEFAULT_ENGINE = engines.DEFAULT_ENGINE
@@ -75,6 +77,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
     outcomes, traces = [], {}
+    unjudged: dict[str, str] = {}  # property -> why it could not be judged within --memory-budget
     groups = starts = None  # built once, on the first property or trace that needs them
     graph = JudgingGraph(outcome, options.memory_budget, options.workdir)  # likewise; out of core under a budget
 
@@ -122,7 +125,13 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             elif p.kind in (EVENTUALLY, LEADS_TO):
                 if outcome.complete and outcome.edges is not None:
                     groups = groups or liveness.fairness_groups(model)
-                    lasso = liveness.check(model, outcome, p.name, groups, graph.get(), initial_states())
+                    try:
+                        lasso = _lasso(model, outcome, p.name, groups, graph, options, initial_states)
+                    except live.GraphTooLarge as err:  # unknown, not a refusal: the others keep their outcomes
+                        unjudged[p.name] = str(err)
+                        outcomes.append(replace(PropertyOutcome(p.name, p.kind, "unknown", doc),
+                                                expected_to_break=p.name in expected))
+                        continue
                     if lasso is None:
                         po = PropertyOutcome(p.name, p.kind, "holds", doc)
                     else:
@@ -142,7 +151,9 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         tr = trace_for("deadlock", outcome.deadlock, "deadlock", DEADLOCK_EXPLANATION)
         deadlock = {"depth": tr.length, "trace": trace_path("deadlock")}
     violated = any(o.outcome in ("violated", "unwitnessed") for o in outcomes) or deadlock is not None
-    verdict = "violation" if violated else "pass" if outcome.complete else "incomplete"
+    verdict = "violation" if violated else "pass" if outcome.complete and not unjudged else "incomplete"
+    # a complete search whose judging did not fit the budget: the search's own stop reason does not apply
+    stop_reason = "judging_memory" if unjudged and outcome.complete else outcome.stop_reason
     n = outcome.distinct
     fired_by_row: dict[str, int] = {}
     actions_by_row: dict[str, int] = {}
@@ -166,15 +177,26 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     }
     if graph.spilled_bytes is not None:
         stats["judge_spilled_bytes"] = int(graph.spilled_bytes)
+    if unjudged:
+        stats["unjudged"] = dict(sorted(unjudged.items()))
     result = CheckResult(
         spec=model.spec.name, variant=variant, config=model.config.to_json(), engine=engine, verdict=verdict,
-        complete=outcome.complete, stop_reason=outcome.stop_reason, stats=stats, properties=tuple(outcomes),
+        complete=outcome.complete, stop_reason=stop_reason, stats=stats, properties=tuple(outcomes),
         coverage=coverage, unfired_rows=unfired, inapplicable_rows=inapplicable, deadlock=deadlock,
         not_applicable=model.not_applicable,
         options={k: v for k, v in asdict(options).items()
                  if k not in ("progress", "progress_interval", "workdir", "chunk_states", "visited_budget")},
         traces=traces)
     return result
+
+
+def _lasso(model, outcome, name, groups, graph, options, initial_states):
+    """`liveness.check`'s lasso for property `name`; under a budget the whole graph would outgrow, judged on
+    the part a violation lies in (`vector/live.py`), which raises `live.GraphTooLarge` if even that does not fit."""
+    if live.out_of_core(outcome, options.memory_budget):
+        return live.check(model, outcome, name, groups, initial_states(), graph.spill_dir(),
+                          split_budget(options.memory_budget).judging)
+    return liveness.check(model, outcome, name, groups, graph.get(), initial_states())
 
 
 def trace_path(name: str) -> str:

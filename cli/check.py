@@ -147,9 +147,11 @@ def run(args) -> int:
             print(f"viewer: {os.path.join(shown, index)}")
     if result.stop_reason == "memory":
         print(f"txncheck: {resources.out_of_memory_message(bound)}", file=sys.stderr)
+    for why in result.stats.get("unjudged", {}).values():
+        print(f"txncheck: {why}", file=sys.stderr)
     if result.verdict == "violation":
         return EXIT_VIOLATION
-    if result.verdict == "incomplete" and (args.require_complete or result.stop_reason == "memory"):
+    if result.verdict == "incomplete" and (args.require_complete or result.stop_reason in ("memory", "judging_memory")):
         return EXIT_INCOMPLETE
     return EXIT_PASS
 
@@ -168,6 +170,8 @@ def summary(result, out: str | None) -> str:
         why = ("memory: the search reached the memory bound (see below)" if result.stop_reason == "memory"
                else result.stop_reason)
         lines.append(f"  search stopped early: {why}")
+    if result.stats.get("unjudged"):
+        lines.append(f"  not judged within --memory-budget (unknown): {', '.join(result.stats['unjudged'])} (see below)")
     lines.append("  properties:")
     width = max((len(p.name) for p in result.properties), default=8)
     for p in result.properties:

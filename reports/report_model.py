@@ -112,6 +112,11 @@ def _look_first(spec: Spec, main: list[dict], variants: list[dict], tables: list
                   and r["result"]["stop_reason"] != "violation"]
     if incomplete:
         items.append({"kind": "incomplete", "text": "searches cut short (bounds or memory): " + ", ".join(incomplete)})
+    unjudged = [f"{run_label(r)} ({', '.join(r['result']['stats']['unjudged'])})"
+                for r in main + [v["run"] for v in variants] if r["result"]["stats"].get("unjudged")]
+    if unjudged:
+        items.append({"kind": "incomplete", "text": "properties not judged within --memory-budget (unknown): "
+                      + ", ".join(unjudged)})
     return items
 
 

@@ -12,6 +12,12 @@ Kafka ci with two timeouts (2,051,688 states, 6.6 M edges) and its three recover
 `--memory-budget 16`, measured on the development machine: with the out-of-core graph the run completes
 from 200 MiB of headroom on (it stops at 185, assembling the outcome's per-state arrays); with the
 in-memory graph it needs 300 (it stops at 270). 240 lies between, with room on both sides.
+
+Likewise for `leads_to` (LIVE-4 on the same model, 6.3 M moving edges): under `--memory-budget 640` (judging's
+share, 320 MiB, holds the restricted graph of `checker/vector/live.py`, 860 K states and 2.9 M edges, and not
+the whole graph's judging) the restricted judging completes from 500 MiB of headroom on (at 450 the budgeted
+search itself stops), and judging the whole graph in memory needs 650 (it stops at 600). 550 lies between,
+with 50 MiB on each side of the nearest measured run.
 """
 from __future__ import annotations
 
@@ -59,3 +65,35 @@ def test_judging_out_of_core_completes_a_run_that_a_memory_cap_stops_in_judging(
         assert got["stats"][key] == ref["stats"][key], key
     assert traces(tmp_path / "budget") == traces(tmp_path / "ref")
     assert sorted(e for e in os.listdir(tmp_path) if e.startswith(".txncheck-")) == []  # no spill file left
+
+
+LIVE_MODEL = ("check", "kafka", "--config", "ci", "--set", "timeouts=2", "--property", "LIVE-4")
+LIVE_HEADROOM = 550 << 20
+LIVE_BUDGET = ("--memory-budget", "640")
+LIVE_IMPORT = "from txncheck.checker.vector import live"
+# the whole graph judged in memory: the restricted graph's choice switched off, everything else equal
+LIVE_SETUP = {"default": LIVE_IMPORT, "in-memory": LIVE_IMPORT + "\nlive.out_of_core = lambda outcome, budget: False"}
+
+
+def test_leads_to_on_the_restricted_graph_completes_a_run_that_a_memory_cap_stops_in_judging(tmp_path):
+    def run_live(out, headroom, judging, *args):
+        return run_capped(tmp_path, LIVE_MODEL, out, headroom, *args, setup=LIVE_SETUP[judging],
+                          label=f"{judging} {' '.join(args)}", timeout=900)
+
+    ref_figures, _, ref = run_live("ref", 0, "default")
+    assert ref_figures["code"] == 0 and ref["verdict"] == "pass" and ref["complete"]
+
+    figures, err, capped = run_live("capped", LIVE_HEADROOM, "in-memory", *LIVE_BUDGET)
+    assert figures["code"] == 3 and capped is None, err  # no result: stopped in judging, not in the search
+    assert "ran out of the memory bound" in err
+
+    figures, err, got = run_live("budget", LIVE_HEADROOM, "default", *LIVE_BUDGET)
+    assert figures["code"] == 0, err
+    assert figures["data_end"] <= figures["data_cap"]
+    assert got["stats"]["judge_spilled_bytes"] > 0  # the restricted graph's files
+    for key in ("verdict", "complete", "stop_reason", "properties", "coverage", "deadlock"):
+        assert got[key] == ref[key], key
+    for key in ("distinct", "generated", "depth", "levels"):
+        assert got["stats"][key] == ref["stats"][key], key
+    assert traces(tmp_path / "budget") == traces(tmp_path / "ref")
+    assert sorted(e for e in os.listdir(tmp_path) if e.startswith(".txncheck-")) == []

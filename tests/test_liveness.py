@@ -231,7 +231,7 @@ def test_fair_states_match_brute_force(g):
     arr = np.array(edges, dtype=np.int64).reshape(-1, 3)
     outcome = SimpleNamespace(edges=(arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int32)), distinct=n,
                               fps=np.arange(n, dtype=np.uint64)[::-1].copy())
-    gr = liveness._Graph(outcome, groups)
+    gr = liveness.LiveGraph.of(outcome, groups)
     fair, comp = liveness.fair_states(gr, allowed)
     assert fair.tolist() == _oracle_fair(n, edges, groups_of, strong, allowed).tolist()
     for f in np.flatnonzero(fair):  # every fair state has a fair cycle through it, in its own component

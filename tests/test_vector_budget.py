@@ -30,6 +30,17 @@ MUTEX = os.path.join(HERE, "models", "fair_mutex.py")                 # a lasso
 TINY = 64  # bytes: every share of the budget is exceeded, so every part spills
 
 
+@pytest.fixture
+def restricted_fits(monkeypatch):
+    """Budgets this small are below any graph judging holds: the eventually and leads_to properties' restricted
+    graph (`vector/live.py`) is judged regardless rather than refused (the refusal: test_live_disk.py)."""
+    from txncheck.checker.vector import live
+    monkeypatch.setattr(live, "EDGE_BYTES", 0)
+    monkeypatch.setattr(live, "STATE_BYTES", 0)
+    monkeypatch.setattr(live, "PAIR_BYTES", 0)
+    monkeypatch.setattr(live, "FIXED_BYTES", 0)
+
+
 def _budgeted(options: ExploreOptions, tmp_path, chunk: int) -> ExploreOptions:
     return replace(options, memory_budget=TINY, chunk_states=chunk, workdir=str(tmp_path / "spill"))
 
@@ -105,12 +116,12 @@ def _judged(result) -> tuple[dict, dict]:
     (NO_COMPLETE, {}, "no-complete", ExploreOptions(stop_on_violation=False), 150),  # unrecoverable and lasso traces
     (MUTEX, {}, "weak", ExploreOptions(), 1),
 ])
-def test_the_traces_are_the_in_memory_ones(tmp_path, spec, overrides, variant, options, chunk):
+def test_the_traces_are_the_in_memory_ones(tmp_path, restricted_fits, spec, overrides, variant, options, chunk):
     request = ModelRequest.of(spec, "tiny", overrides, variant)
     plain = check(request, "vector", options)
     spilled = check(request, "vector", _budgeted(options, tmp_path, chunk))
     assert spilled.traces and _judged(spilled) == _judged(plain)
-    # the graph properties were judged out of core (vector/reverse.py), and its files removed with the search's
+    # the graph properties were judged out of core (vector/reverse.py, vector/live.py); no file is left
     assert spilled.stats["judge_spilled_bytes"] > 0 and "judge_spilled_bytes" not in plain.stats
     assert os.listdir(tmp_path / "spill") == []
 
@@ -180,7 +191,7 @@ def test_the_budget_is_split_among_the_parts_of_the_search():
     assert visited_budget(16 * 2**30) == 4 * 2**30  # without --memory-budget only the visited set spills
 
 
-def test_check_with_a_memory_budget_writes_the_same_result_and_traces(tmp_path, txncheck_main):
+def test_check_with_a_memory_budget_writes_the_same_result_and_traces(tmp_path, txncheck_main, restricted_fits):
     """`check --memory-budget 1` (MiB: Kafka tiny's larger levels are expanded in chunks, everything spills)
     against the run without it, which expands every level whole and spills nothing."""
     import json

@@ -229,7 +229,8 @@ def test_stale_spill_files_in_a_given_workdir_are_removed_and_never_read(tmp_pat
 
 
 def test_a_file_of_the_out_of_core_judging_that_cannot_be_written_names_judging(tmp_path):
-    """The reverse graph's files (vector/reverse.py) are written after the search: the message says so."""
+    """The reverse graph's and the restricted graph's files (vector/reverse.py, live.py) are written after the
+    search: the message says so."""
     (tmp_path / "afile").write_text("x")
     spill = spill_module.SpillDir(str(tmp_path / "afile" / "spill"))
     with pytest.raises(SpillError) as caught:
@@ -237,6 +238,11 @@ def test_a_file_of_the_out_of_core_judging_that_cannot_be_written_names_judging(
     msg = str(caught.value)
     assert msg.startswith("judging the graph properties cannot spill to disk: creating ")
     assert "the edges sorted by target state" in msg and "a directory you can write to" in msg
+    with pytest.raises(SpillError) as caught:
+        spill.new("live-src")  # the restricted graph's edges (vector/live.py)
+    msg = str(caught.value)
+    assert msg.startswith("judging the graph properties cannot spill to disk: creating ")
+    assert "the edges between goal-less states, for judging eventually and leads_to properties" in msg
     with pytest.raises(SpillError) as caught:
         spill.new("visited")
     assert str(caught.value).startswith("the search cannot spill to disk: creating ")

@@ -160,12 +160,17 @@ class JudgingGraph:
             return False
         return in_memory_bytes(self.outcome.distinct, len(self.outcome.edges[1])) > split_budget(self.budget).judging
 
+    def spill_dir(self) -> SpillDir:
+        """Where judging's files go (the run's workdir, or a temporary directory), removed by `close`."""
+        if self.spill is None:
+            self.spill = SpillDir(self.workdir)
+        return self.spill
+
     def get(self):
         if self.graph is None:
             if self.out_of_core():
                 src, dst, act = self.outcome.edges
-                self.spill = SpillDir(self.workdir)
-                self.graph = DiskReverseGraph(self.outcome.distinct, src, dst, act, self.spill,
+                self.graph = DiskReverseGraph(self.outcome.distinct, src, dst, act, self.spill_dir(),
                                               split_budget(self.budget).judging)
             else:
                 self.graph = ReverseGraph.of(self.outcome)

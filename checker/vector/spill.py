@@ -32,6 +32,7 @@ from ..processes import alive
 
 # what each file stem holds, for the message when it cannot be written
 _HOLDS = (("reverse", "the edges sorted by target state, for judging graph properties"),
+          ("live", "the edges between goal-less states, for judging eventually and leads_to properties"),
           ("edges-dst", "the edges' target states"), ("edges", "the state graph's edges"),
           ("masks", "the property masks"), ("records", "the visited states' records"),
           ("visited", "the visited set"), ("level", "a level's states"), ("run", "a chunk's new states"))
@@ -108,7 +109,7 @@ class SpillDir:
                  else f"set TMPDIR to {place}")
         doing = f"writing {_mib(size)} of {holds} to {path}" if size else f"creating {path} for {holds}"
         fixes = [fix, where] + (["give a larger --memory-budget so that less is spilled"] if room else [])
-        stage = "judging the graph properties" if name.startswith("reverse-") else "the search"
+        stage = "judging the graph properties" if name.startswith(("reverse-", "live-")) else "the search"
         return SpillError(f"{stage} cannot spill to disk: {doing} failed ({why}); the run had spilled "
                           f"{_mib(self.written)} before it{free}; {', '.join(fixes[:-1])} or {fixes[-1]}")
 
