@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from .domains import Domain, resolve_int
+from .domains import Domain, IdSet, resolve_int
 from .errors import ConfigError, SpecError
 from .fairness import Fairness, SetFairness
 from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
@@ -181,6 +181,8 @@ class Symmetry:
     def members(self, d: Domain, env: Mapping[str, object]) -> range:
         """The members of `d` that are interchangeable under the configuration `env`."""
         values = d.values(env)
+        if isinstance(d, IdSet) and d.none:  # the `none` value is nobody's to permute
+            values = values[1:]
         for dom, size in self.first:
             if dom is d:
                 return values[:max(0, resolve_int(size, env, d.name))]

@@ -23,6 +23,10 @@ def _with_rows(spec, *rows):
     return replace(spec, tables=(replace(spec.tables[0], rows=spec.tables[0].rows + rows),))
 
 
+# sizes at which each shipped symmetry permutes something (Kafka's shipped configs have one data partition)
+PERMUTING = {"kafka": {"parts": 2, "ctp": 0}}
+
+
 def _shipped():
     out = []
     for name in catalog.names():
@@ -36,9 +40,20 @@ def _shipped():
 
 @pytest.mark.parametrize("name,variant", _shipped())
 def test_shipped_symmetries_are_sound(name, variant):
-    m = build_model(name, None, (), variant)
-    assert symmetry.permutations(m), "the shipped config permutes something"
+    m = build_model(name, None, PERMUTING.get(name, {}), variant)
+    assert symmetry.permutations(m), "the config permutes something"
     assert symmetry_check.find_breach(m, deadlock=True) is None
+
+
+@pytest.mark.parametrize("overrides", [{}, {"ctp": 1}, {"ctp": 0}])
+def test_kafka_partitions_alike_only_with_two_data_partitions(overrides):
+    m = build_model("kafka", "tiny", overrides)  # parts=1: with ctp=1 partition 2 is __consumer_offsets
+    assert symmetry.permutations(m) == () and "Part has 1 alike member(s) (its first parts)" in symmetry.idle(m)
+
+
+def test_kafka_refuses_symmetry_with_one_data_partition(txncheck_main, tmp_path):
+    code, _, err = txncheck_main("check", "kafka", "--config", "tiny", "--symmetry", "--out", str(tmp_path / "o"))
+    assert code == 2 and "permutes nothing" in err and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("overrides", [{"rm": 4}, {"rm": 5}])  # every permutation; the transpositions

@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import i, k, p
 from .requests import resent, sent, sent_if
@@ -22,7 +22,7 @@ TM = "TransactionManager"
 
 
 def send(kind, part=None):
-    ups = [pc_rq[i].set(kind), *sent(kind, 0 if part is None else part), n_lost[i].set(False)]
+    ups = [pc_rq[i].set(kind), *sent(kind, NO_PART if part is None else part), n_lost[i].set(False)]
     if part is not None:
         ups.append(pc_rqp[i].set(part))
     return ups
