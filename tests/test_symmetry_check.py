@@ -169,3 +169,18 @@ def test_symmetry_keeps_counts_with_first():
     a = check_spec(FIRST, "tiny", {"n": 3}, engine="scalar", options=ExploreOptions(symmetry=True))
     b = check_spec(LAMPS, "tiny", {"n": 3}, engine="scalar", options=ExploreOptions(symmetry=True))
     assert a.stats["distinct"] == b.stats["distinct"]
+
+
+# ---- Kafka with two alike data partitions --------------------------------------------------------------
+@pytest.mark.parametrize("variant", ["B12-lso-ahead", "B10-no-marker-cepoch-check"])
+def test_kafka_two_partitions_engines_agree_and_verdicts_keep(variant):
+    from test_engine_agreement import assert_agree
+    m = build_model("kafka", None, {"parts": 2, "ctp": 0}, variant)
+    assert symmetry.group_size(m) == 2
+    assert_agree(m, ExploreOptions(symmetry=True, stop_on_violation=True))
+    props = tuple(p.name for p in m.properties if p.kind not in ("eventually", "leads_to"))
+    runs = [check_spec("kafka", None, {"parts": 2, "ctp": 0}, variant, engine="vector",
+                       options=ExploreOptions(symmetry=sym, properties=props)) for sym in (False, True)]
+    plain, reduced = ([(p.name, p.outcome, p.depth) for p in r.properties] for r in runs)
+    assert plain == reduced and any(o == "violated" for _, o, _ in plain)
+    assert runs[1].stats["distinct"] < runs[0].stats["distinct"]
