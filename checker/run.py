@@ -16,7 +16,7 @@ from txncheck.spec.model import ALWAYS, EVENTUALLY, LEADS_TO, RECOVERABLE, SOMET
 from txncheck.spec.request import ModelRequest
 from txncheck.traces.build import DEADLOCK_EXPLANATION, build_lasso_trace, build_trace, unrecoverable_explanation
 
-from . import engines, liveness, recoverable
+from . import engines, liveness, recoverable, symmetry_check
 from .applicable import inapplicable_rows
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
@@ -58,6 +58,10 @@ def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreO
                               "under --symmetry (a fair cycle of the reduced graph need not be one of the model); "
                               "run without --symmetry, or choose other properties with --property")
         liveness.fairness_groups(model)  # a misnamed row or parameter in the fairness is refused before the search
+    if opts.symmetry:  # an unsound declaration would change verdicts silently: refused before the search
+        breach = symmetry_check.find_breach(model, selected_properties(model, opts), opts.check_deadlock)
+        if breach is not None:
+            raise breach.error(model)
     outcome = engines.explore(chosen, request, model, opts, settings)
     return judge(model, outcome, opts, engine)
 

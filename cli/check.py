@@ -8,7 +8,7 @@ import sys
 
 from dataclasses import replace
 
-from txncheck.checker import checkpoint, engines, resources
+from txncheck.checker import checkpoint, engines, resources, symmetry
 from txncheck.checker.fingerprint import format_probability
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check
@@ -103,6 +103,8 @@ def run(args) -> int:
     if args.symmetry and spec.symmetry is None:
         raise ConfigError(f"spec {spec.name} declares no symmetry, so --symmetry would change nothing; drop it")
     model = request.ground()  # the one resolution: a misspelt variant or constant is reported before anything runs
+    if args.symmetry and symmetry.idle(model):
+        raise ConfigError(symmetry.idle(model))
     options = ExploreOptions(symmetry=args.symmetry, max_states=args.max_states, max_depth=args.max_depth,
                              stop_on_violation=not args.keep_going, check_deadlock=args.deadlock,
                              properties=tuple(args.property) if args.property else None,

@@ -39,7 +39,7 @@ def describe(spec, source=None) -> dict:
                                      for p in spec.invariants_for_induction],
         "variants": [{"name": v.name, "breaks": list(v.breaks), "config": v.config, "settings": dict(v.settings),
                       "doc": v.doc, "ref": v.ref} for v in spec.variants],
-        "symmetry": [d.name for d in spec.symmetry.domains] if spec.symmetry else [],
+        "symmetry": spec.symmetry.describe() if spec.symmetry else [],
     }
 
 

@@ -15,7 +15,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from txncheck.checker import engines
+from txncheck.checker import engines, symmetry
 from txncheck.spec import catalog, loader
 from txncheck.spec.errors import ConfigError, TxncheckError
 from txncheck.spec.request import ModelRequest
@@ -274,6 +274,8 @@ def _grounded(entry: GateEntry, fail) -> GateEntry:
     spec = model.spec
     if entry.symmetry and spec.symmetry is None:
         raise fail(f"spec {spec.name} declares no symmetry; drop symmetry = true")
+    if entry.symmetry and symmetry.idle(model):
+        raise fail(symmetry.idle(model).replace("drop --symmetry", "drop symmetry = true"))
     known = {p.name for p in spec.properties}
     for p in entry.properties:
         if p not in known:

@@ -136,10 +136,16 @@ class IntRange(Domain):
 
 @dataclass(frozen=True, eq=False)
 class IdSet(Domain):
-    """Interchangeable identities (resource managers, transactional ids, partitions): 0..size-1."""
+    """Interchangeable identities (resource managers, transactional ids, partitions): 0..size-1.
+
+    `none` labels an extra value -1, "no member", for a var that holds an id only some of the time
+    (the partition of a request in flight): resetting it to -1 rather than to a member keeps the members
+    alike, so that a symmetry over the id set stays sound. Such a domain is the same ids as the one
+    without `none` (they compare and mix), and symmetry leaves -1 in place."""
 
     size: Size = 1
     prefix: str = ""
+    none: str = ""
 
     def values(self, env: Mapping[str, object]) -> range:
         n = resolve_int(self.size, env, self.name)
@@ -147,9 +153,11 @@ class IdSet(Domain):
             fix = f"set {self.size.name if isinstance(self.size, ConstPlus) else self.size} higher" \
                 if isinstance(self.size, (str, ConstPlus)) else "give it a size of at least 1"
             raise ConfigError(f"needs at least one element, but its size is {n}; {fix}", domain=self.name)
-        return range(n)
+        return range(-1 if self.none else 0, n)
 
     def label(self, value, env=None):
+        if value == -1 and self.none:
+            return self.none
         return f"{self.prefix or self.name.lower()}{value + 1}"
 
 
@@ -196,7 +204,12 @@ def enums_agree(a: EnumDomain, b: EnumDomain) -> bool:
 
 def same_ids(a: Domain, b: Domain) -> bool:
     """Two id sets (or two subset domains) are the same domain: one object, or a copy of it."""
-    return a is b or (type(a) is type(b) and a.__dict__ == b.__dict__)
+    if a is b:
+        return True
+    if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value: the same ids
+        return ({k: v for k, v in a.__dict__.items() if k != "none"}
+                == {k: v for k, v in b.__dict__.items() if k != "none"})
+    return type(a) is type(b) and a.__dict__ == b.__dict__
 
 
 def describe(d: Domain | None) -> str:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from .domains import Domain
+from .domains import Domain, IdSet, resolve_int
 from .errors import ConfigError, SpecError
 from .fairness import Fairness, SetFairness
 from .expr import TRUE, And, Expr, ParamRef, Update, Var, lift
@@ -168,9 +168,33 @@ class Assume:
 @dataclass(frozen=True)
 class Symmetry:
     """Index domains whose elements are interchangeable: permuting them maps reachable states to
-    reachable states and preserves every property."""
+    reachable states and preserves every property (`check --symmetry` tests this on a sample of
+    reachable states before it searches, `checker/symmetry_check.py`).
+
+    `first` narrows a domain to its first members: `first=((Part, "parts"),)` permutes partitions
+    0..parts-1 and leaves the others in place, for a domain sized for the largest configuration whose
+    later members are unused or play another part (Kafka's __consumer_offsets partition)."""
 
     domains: tuple[Domain, ...]
+    first: tuple[tuple[Domain, object], ...] = ()  # (domain, Size): only its first Size members are alike
+
+    def members(self, d: Domain, env: Mapping[str, object]) -> range:
+        """The members of `d` that are interchangeable under the configuration `env`."""
+        values = d.values(env)
+        if isinstance(d, IdSet) and d.none:  # the `none` value is nobody's to permute
+            values = values[1:]
+        for dom, size in self.first:
+            if dom is d:
+                return values[:max(0, resolve_int(size, env, d.name))]
+        return values
+
+    def describe(self) -> list[str]:
+        """Each domain as `specs` lists it: `RM`, or `Part (its first parts)`."""
+        out = []
+        for d in self.domains:
+            limit = next((size for dom, size in self.first if dom is d), None)
+            out.append(d.name if limit is None else f"{d.name} (its first {limit})")
+        return out
 
 
 # ---- variants -------------------------------------------------------------------------------

@@ -62,6 +62,12 @@ def check_shape(spec: Spec) -> None:
     if spec.symmetry is not None and not isinstance(spec.symmetry, Symmetry):
         raise SpecError(f"symmetry must be a Symmetry, not {_a(spec.symmetry)}; e.g. symmetry=Symmetry((RM,))",
                         field="symmetry")
+    if spec.symmetry is not None:
+        for entry in spec.symmetry.first:
+            if not (isinstance(entry, tuple) and len(entry) == 2
+                    and any(entry[0] is d for d in spec.symmetry.domains)):
+                raise SpecError(f"Symmetry(first=...) holds (domain, size) pairs over the symmetry's own domains, not "
+                                f"{_a(entry)}; e.g. Symmetry((Part,), first=((Part, \"parts\"),))", field="symmetry")
     if spec.terminal is not None and not isinstance(spec.terminal, Expr):
         raise SpecError(f"terminal must be a condition (an expression), not {_a(spec.terminal)}", field="terminal")
     params = {}

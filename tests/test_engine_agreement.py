@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from txncheck.checker import recoverable
+from txncheck.checker.symmetry import group_size
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import build_model, check_spec
 from txncheck.checker.scalar.explore import explore as scalar_explore
@@ -94,7 +95,8 @@ def _cases():
     out = []
     for name, spec in _load_all():
         base = "tiny" if any(c.name == "tiny" for c in spec.configs) else None
-        syms = [False, True] if spec.symmetry is not None else [False]
+        # with symmetry where it permutes something at the shipped sizes (Kafka's one data partition: nothing)
+        syms = [False, True] if spec.symmetry is not None and group_size(build_model(spec, base)) > 1 else [False]
         for variant in [None] + [v.name for v in spec.variants]:
             for sym in syms:
                 for stop in (True, False):

@@ -10,10 +10,10 @@ protocol versions of §4 as the `protocol` switch; the §6 catalogue as variants
 """
 from txncheck.spec.expr import Config, Or
 from txncheck.spec.fairness import WeakFair
-from txncheck.spec.model import Assume, Spec
+from txncheck.spec.model import Assume, Spec, Symmetry
 
 from . import chart, configs, consumer, coordinator, faults, inductive, partition, producer, properties, state, variants
-from .domains import MAXP
+from .domains import MAXP, Part
 
 SPEC = Spec(
     name="kafka",
@@ -38,6 +38,9 @@ SPEC = Spec(
     lanes=chart.LANES,
     channels=chart.CHANNELS,
     findings="FINDINGS.md",
+    # the data partitions are alike: partitions 0..parts-1 (with ctp, partition `parts` is __consumer_offsets,
+    # and with parts=1 there is nothing to permute); incarnations and tids are not (docs/kafka-protocol.md)
+    symmetry=Symmetry((Part,), first=((Part, "parts"),)),
     # LIVE-4: the brokers keep taking each of their enabled steps; the clients, timers and faults need not
     fairness=(WeakFair("coordinator", "partition", each=True, exclude_tags=("timeout",)),),
 )

@@ -48,6 +48,10 @@ Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY", "ADDING"))
 Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
 Tid = IdSet("Tid", size=MAXT, prefix="tid")            # transactional ids (= producer ids here)
 Part = IdSet("Part", size=MAXP, prefix="p")            # data partitions
+# A partition a var holds only some of the time (the partition of an add in flight); NO_PART otherwise, not p1,
+# so that the data partitions stay alike (the symmetry over Part, §symmetry in docs/kafka-protocol.md)
+PartOrNone = IdSet("Part", size=MAXP, prefix="p", none="none")
+NO_PART = -1
 Slot = IdSet("Slot", size=MAXS, prefix="o")            # log offsets
 Txn = IntRange("Txn", 1, "txns")                       # transaction counter k of an incarnation
 TxnCount = IntRange("TxnCount", 0, "txns")

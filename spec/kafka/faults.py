@@ -92,7 +92,7 @@ starts_durably = And(d, tc_pend[t] == Pend.Ongoing, tc_st[t] != S.Ongoing)
 waiting_client = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT)
 waiting_leader = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.LEADER)
 cli_resp = n_cresp[tc_pend_cli[t]]
-lead_ver = pl_ver[tc_pend_p[t]][t]
+lead_ver = pl_ver[Max(tc_pend_p[t], 0)][t]  # no partition pending (none): a write of p1's own value
 
 FLT = Table("faults", (
     Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,), at=At("producer", prev),

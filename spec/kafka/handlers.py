@@ -9,7 +9,7 @@ of `coordinator.py` makes durable. Kafka code: `TransactionCoordinator.handleIni
 from txncheck.spec.expr import And, Config, If, Not, Or
 from txncheck.spec.model import Row
 
-from .domains import CResp, Pend, PendBy, Rq, TxnState as S, TV01, TV2
+from .domains import NO_PART, CResp, Pend, PendBy, Rq, TxnState as S, TV01, TV2
 from .params import i, p, T
 from .requests import LIVE
 from .state import (g_bound, g_ci, g_ck, g_f2, g_illegal, g_pk, tc_e, tc_ff, tc_last, tc_parts, tc_pend, tc_pend_by,
@@ -48,7 +48,7 @@ def pending(target, epoch, last, by, part):
             tc_pend_cli[T].set(i), tc_pend_p[T].set(part))
 
 
-def prepare_for(cp, target, epoch, last, part=0):
+def prepare_for(cp, target, epoch, last, part=NO_PART):
     """Copy `cp` of client i's request prepares a transition: it is pending for i (answered once the append is
     durable, TL-01..TL-04, to the client if it waits for this copy), and the copy is taken off the network."""
     return (*pending(target, epoch, last, cp.waiter, part), *cp.taken())
@@ -65,7 +65,7 @@ def fence_updates(tid=T):
     once; PrepareAbort with it is pending."""
     return (tc_e[tid].set(fenced_epoch(tid)), tc_pend[tid].set(Pend.PrepareAbort), tc_pend_e[tid].set(fenced_epoch(tid)),
             tc_pend_last[tid].set(-1), tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0),
-            tc_pend_p[tid].set(0))
+            tc_pend_p[tid].set(NO_PART))
 
 
 INIT = (Rq.INIT, Rq.INITBUMP)
@@ -93,7 +93,7 @@ def epoch_terms(cp):
 req, e_req, IS_COMMIT, END_TARGET = LIVE.req, LIVE.e, LIVE.rq == Rq.COMMIT, end_target(LIVE)
 
 
-def prepare(target, epoch, last, part=0):
+def prepare(target, epoch, last, part=NO_PART):
     return prepare_for(LIVE, target, epoch, last, part)
 
 def adopt(cp):
@@ -110,7 +110,7 @@ def handlers(cp):
     END_TARGET = end_target(cp)
     retry, current, bad_tv2_epoch = epoch_terms(cp)
 
-    def prepare(target, epoch, last, part=0):
+    def prepare(target, epoch, last, part=NO_PART):
         return prepare_for(cp, target, epoch, last, part)
 
     return (

@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import i, k, p
 from .requests import resent, sent, sent_if
@@ -22,14 +22,14 @@ TM = "TransactionManager"
 
 
 def send(kind, part=None):
-    ups = [pc_rq[i].set(kind), *sent(kind, 0 if part is None else part), n_lost[i].set(False)]
-    if part is not None:
-        ups.append(pc_rqp[i].set(part))
-    return ups
+    """The client sends a request of `kind` (an add names its partition); pc_rqp holds the partition while the
+    add is outstanding and none otherwise, so that no partition is special (docs/kafka-protocol.md §1.8)."""
+    part = NO_PART if part is None else part
+    return [pc_rq[i].set(kind), pc_rqp[i].set(part), *sent(kind, part), n_lost[i].set(False)]
 
 
 def consume():
-    return [n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), pc_rq[i].set(Rq.NONE)]
+    return [n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), pc_rq[i].set(Rq.NONE), pc_rqp[i].set(NO_PART)]
 
 
 def reset_seqs():
@@ -167,7 +167,7 @@ ROWS = (
         guard=(pc_rq[i].is_in(*END), n_cresp[i] == CResp.OK,
                pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION), begun),
         updates=(pc_st[i].set(If(And(pc_bump[i], TV01), PcState.INITIALIZING, PcState.READY)),
-                 pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)),
+                 pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)), pc_rqp[i].set(NO_PART),
                  *sent_if(And(pc_bump[i], TV01), Rq.INITBUMP), n_lost[i].set(False),
                  n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1),
                  pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])),

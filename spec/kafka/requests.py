@@ -10,18 +10,18 @@ from dataclasses import dataclass
 
 from txncheck.spec.expr import And, Config, If, Max
 
-from .domains import Outcome, PendBy, Rq
+from .domains import NO_PART, Outcome, PendBy, Rq
 from .params import i, T
 from .state import (g_dec, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, n_late, n_late_ce, n_late_e,
                     n_late_k, n_late_p, n_late_rq, pc_e, pc_k, pc_rq, pc_rqp, tc_ce)
 
 
 def fields(kind, epoch, part):
-    """The message's fields: `part` only for an add (AddPartitionsToTxn / AddOffsetsToTxn), else 0."""
-    return (n_creq_rq[i].set(kind), n_creq_e[i].set(epoch), n_creq_p[i].set(If(kind == Rq.ADD, part, 0)))
+    """The message's fields: `part` only for an add (AddPartitionsToTxn / AddOffsetsToTxn), else none."""
+    return (n_creq_rq[i].set(kind), n_creq_e[i].set(epoch), n_creq_p[i].set(If(kind == Rq.ADD, part, NO_PART)))
 
 
-def sent(kind, part=0):
+def sent(kind, part=NO_PART):
     """Client i sends a new request of `kind` with the epoch it holds."""
     return (n_creq[i].set(True), *fields(kind, pc_e[i], part))
 
@@ -34,12 +34,12 @@ def resent():
 
 def sent_if(on, kind):
     """Client i sends a request of `kind` when `on` holds (an expression); else the network holds nothing."""
-    return (n_creq[i].set(on), *fields(If(on, kind, Rq.NONE), If(on, pc_e[i], -1), 0))
+    return (n_creq[i].set(on), *fields(If(on, kind, Rq.NONE), If(on, pc_e[i], -1), NO_PART))
 
 
 def cleared():
     """The live request leaves the network."""
-    return (n_creq[i].set(False), n_creq_rq[i].set(Rq.NONE), n_creq_e[i].set(-1), n_creq_p[i].set(0))
+    return (n_creq[i].set(False), n_creq_rq[i].set(Rq.NONE), n_creq_e[i].set(-1), n_creq_p[i].set(NO_PART))
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def abandoned():
 
 def late_cleared():
     """The late copy leaves the network (handled, or answered NOT_COORDINATOR)."""
-    return (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(0),
+    return (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(NO_PART),
             n_late_k[i].set(0), n_late_ce[i].set(0))
 
 

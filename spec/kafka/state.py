@@ -6,7 +6,7 @@ from txncheck.spec.expr import Config, If, Var
 
 from .domains import (MULTI, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
                       OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
-                      Txn, TxnCount, TxnState, Ver, IntRange)
+                      Txn, TxnCount, TxnState, Ver, IntRange, NO_PART, PartOrNone)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
 pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
@@ -16,7 +16,7 @@ pc_seq = Var("pc_seq", Seq, index=(Inc, Part), init=0, doc="next sequence number
 pc_add = Var("pc_add", BOOL, index=(Inc, Part), init=False, doc="partition registered in this transaction")
 pc_b = Var("pc_b", BatchSt, index=(Inc, Part), init=BatchSt.NONE, doc="this transaction's batch to p")
 pc_rq = Var("pc_rq", Rq, index=(Inc,), init=Rq.NONE, doc="the outstanding coordinator request")
-pc_rqp = Var("pc_rqp", Part, index=(Inc,), init=0, doc="partition of an outstanding AddPartitionsToTxn")
+pc_rqp = Var("pc_rqp", PartOrNone, index=(Inc,), init=NO_PART, doc="partition of an outstanding AddPartitionsToTxn")
 pc_bump = Var("pc_bump", BOOL, index=(Inc,), init=False, doc="epochBumpRequired (KIP-360)")
 b_e = Var("b_e", Epoch, index=(Inc, Part, Txn), init=-1, doc="producer epoch fixed in batch (i, p, k)")
 b_s = Var("b_s", Seq, index=(Inc, Part, Txn), init=0, doc="base sequence fixed in batch (i, p, k)")
@@ -38,13 +38,13 @@ gc_pend = Var("gc_pend", PendingOffset, index=(Tid,), init=-1,
 n_creq = Var("n_creq", BOOL, index=(Inc,), init=False, doc="the client's coordinator request is in flight")
 n_creq_rq = Var("n_creq_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of that request (NONE: none in flight)")
 n_creq_e = Var("n_creq_e", Epoch, index=(Inc,), init=-1, doc="producer epoch that request carries")
-n_creq_p = Var("n_creq_p", Part, index=(Inc,), init=0, doc="partition an AddPartitionsToTxn / AddOffsetsToTxn adds")
+n_creq_p = Var("n_creq_p", PartOrNone, index=(Inc,), init=NO_PART, doc="partition an AddPartitionsToTxn / AddOffsetsToTxn adds")
 n_late = Var("n_late", BOOL, index=(Inc,), init=False,
              doc="a copy of a coordinator request the client abandoned on a request timeout (it closed the connection "
                  "and re-sent), still to be handled by the coordinator; nobody hears its answer")
 n_late_rq = Var("n_late_rq", Rq, index=(Inc,), init=Rq.NONE, doc="kind of the late copy (NONE: none)")
 n_late_e = Var("n_late_e", Epoch, index=(Inc,), init=-1, doc="producer epoch the late copy carries")
-n_late_p = Var("n_late_p", Part, index=(Inc,), init=0, doc="partition the late copy adds")
+n_late_p = Var("n_late_p", PartOrNone, index=(Inc,), init=NO_PART, doc="partition the late copy adds")
 n_late_ce = Var("n_late_ce", CEpoch, index=(Inc,), init=0,
                 doc="coordinator epoch of the broker that holds the late copy (the tid's coordinator when it was "
                     "sent): a later coordinator never sees it")
@@ -78,7 +78,7 @@ tc_pend_e = Var("tc_pend_e", Epoch, index=(Tid,), init=-1, doc="epoch of the pen
 tc_pend_last = Var("tc_pend_last", Epoch, index=(Tid,), init=-1, doc="lastProducerEpoch after it")
 tc_pend_by = Var("tc_pend_by", PendBy, index=(Tid,), init=PendBy.INTERNAL, doc="who waits for its callback")
 tc_pend_cli = Var("tc_pend_cli", Inc, index=(Tid,), init=0, doc="the waiting client")
-tc_pend_p = Var("tc_pend_p", Part, index=(Tid,), init=0, doc="partition being added")
+tc_pend_p = Var("tc_pend_p", PartOrNone, index=(Tid,), init=NO_PART, doc="partition being added")
 tc_mk = Var("tc_mk", BOOL, index=(Tid, Part), init=False, doc="markers not yet acknowledged")
 tc_ff = Var("tc_ff", BOOL, index=(Tid,), init=False,
             doc="hasFailedEpochFence: a fence's PrepareAbort append failed; the next fence keeps the bumped epoch")

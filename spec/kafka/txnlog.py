@@ -7,7 +7,7 @@ decision of the current transaction (a ghost), and enqueueing WriteTxnMarkers (Â
 """
 from txncheck.spec.expr import And, If, Max, Or
 
-from .domains import MAXP, Outcome, Pend, PendBy
+from .domains import MAXP, NO_PART, Outcome, Pend, PendBy
 from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
                     tc_pend_e, tc_pend_last, tc_pend_p)
 
@@ -15,7 +15,7 @@ from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, tc_
 def clear_pend(tid):
     """The pending transition of `tid` is gone (applied, failed or lost): pendingState := none."""
     return (tc_pend[tid].set(Pend.NONE), tc_pend_e[tid].set(-1), tc_pend_last[tid].set(-1),
-            tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0), tc_pend_p[tid].set(0), g_pk[tid].set(0))
+            tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0), tc_pend_p[tid].set(NO_PART), g_pk[tid].set(0))
 
 
 def decide(tid, res_out, was_ongoing):

@@ -4,7 +4,7 @@ markers, IND-4x/5x clients and decisions; the helpers below are shared with the 
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import (TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
+from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
 from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
@@ -168,17 +168,23 @@ INVARIANTS = (
            "Under TV2, a client still inside a decided transaction holds an epoch below the durable one."),
     Always("IND-54", ForAll(Inc, lambda i: If(
         n_creq[i],
-        And(n_creq_rq[i] == pc_rq[i], n_creq_e[i] == pc_e[i], n_creq_p[i] == If(pc_rq[i] == Rq.ADD, pc_rqp[i], 0)),
-        And(n_creq_rq[i] == Rq.NONE, n_creq_e[i] == -1, n_creq_p[i] == 0))),
+        And(n_creq_rq[i] == pc_rq[i], n_creq_e[i] == pc_e[i], n_creq_p[i] == If(pc_rq[i] == Rq.ADD, pc_rqp[i], NO_PART)),
+        And(n_creq_rq[i] == Rq.NONE, n_creq_e[i] == -1, n_creq_p[i] == NO_PART))),
            "The coordinator request in flight carries the client's outstanding request (kind, epoch and, for an "
            "add, partition), which the client does not change while it is outstanding; a request not in flight "
            "leaves no fields in the network."),
+    Always("IND-220", And(
+        ForAll(Inc, lambda i: And((pc_rq[i] == Rq.ADD) == (pc_rqp[i] != NO_PART),
+                                  (n_late_rq[i] == Rq.ADD) == (n_late_p[i] != NO_PART))),
+        ForAll(Tid, lambda t: (tc_pend[t] == Pend.Ongoing) == (tc_pend_p[t] != NO_PART))),
+           "A partition field holds a partition exactly while its request is an add (or its pending transition the "
+           "Ongoing an add prepares), and none otherwise."),
     Always("IND-56", ForAll(Inc, lambda i: Implies(And(pending_for(i), tc_pend[tid_of(i)] == Pend.Ongoing),
                                                    tc_pend_p[tid_of(i)] == pc_rqp[i])),
            "The partition a client's add being logged adds is the one its outstanding request names."),
     Always("IND-55", And(
         ForAll(Inc, lambda i: And(n_late[i] == (n_late_rq[i] != Rq.NONE), Implies(Config("late_requests") == 0, And(
-            Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == 0, n_late_k[i] == 0)),
+            Not(n_late[i]), n_late_e[i] == -1, n_late_p[i] == NO_PART, n_late_k[i] == 0)),
             Implies(Not(n_late[i]), n_late_ce[i] == 0), n_late_ce[i] <= tc_ce[tid_of(i)])),
         Implies(Config("late_requests") == 0, And(env_late == 0, ForAll(Tid, lambda t: tc_pend_by[t] != PendBy.ABANDONED)))),
            "A late copy is present exactly when it has a kind, and names a coordinator epoch no later than the "
