@@ -13,6 +13,8 @@ batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 p
 A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
 waits in the network meanwhile (a timing restriction: Kafka would replace the guard, P4).
 """
+from typing import NamedTuple
+
 from txncheck.spec.expr import And, Config, If, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
@@ -126,6 +128,83 @@ def drop_stale():
     return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
 
 
+class MarkerMsg(NamedTuple):
+    """One WriteTxnMarkers message at p as `marker_rows` reads it: the coordinator's request (answered) or its
+    stale copy (nobody waits for the answer). `ids` are the four row ids, `live` orders the guard as each group
+    reads (the coordinator-epoch check before or after the message's presence), `refs`/`docs` per row."""
+    ids: tuple
+    name: str
+    params: tuple
+    present: object
+    c: object
+    bad: object
+    commit: object
+    epoch: object
+    taken: tuple
+    answer: tuple
+    refs: tuple
+    docs: tuple
+    live: bool
+
+
+def marker_rows(m):
+    """W2 (coordinator epoch fenced), W3 (producer epoch refused), W4-W6 (appended), and the slot bound, for one
+    WriteTxnMarkers message `m` at p (§3.8)."""
+    base = (tid_used(t), writes_to(p))
+    ce_ok = m.c >= pl_ce[p][t]
+    ok = (*base, ce_ok, m.present) if m.live else (*base, m.present, ce_ok)
+    return (
+        Row(m.ids[0], A, m.name, params=m.params, guard=(*base, m.present, m.c < pl_ce[p][t]), updates=m.taken,
+            ref=m.refs[0], doc=m.docs[0]),
+        Row(m.ids[1], A, m.name, params=m.params, guard=(*base, m.present, ce_ok, m.bad), updates=m.taken,
+            ref=m.refs[1], doc=m.docs[1]),
+        Row(m.ids[2], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] < Config("slots")),
+            updates=(*marker_append(m.commit, m.epoch, m.c), *m.taken, *m.answer), ref=m.refs[2], doc=m.docs[2]),
+        Row(m.ids[3], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] >= Config("slots")),
+            updates=(g_bound.set(True),), ref=m.refs[3], doc=m.docs[3]),
+    )
+
+
+BOUND_DOC = "No protocol state changes; the ghost flag is BOUNDS."
+
+LIVE_MARKER = MarkerMsg(
+    ids=("PL-20", "PL-21", "PL-22", "PL-23"), name="WriteTxnMarkers", params=(t, p, c), present=n_mk[t][p][c], c=c,
+    bad=w3_bad, commit=mres == Result.COMMIT, epoch=me, taken=(n_mk[t][p][c].set(False),),
+    answer=(tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])),), live=True,
+    refs=("kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch",
+          "kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
+          "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
+          "kafka-protocol §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
+          "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
+          "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
+          "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
+          "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
+          "model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here"),
+    docs=("", "", "The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
+                  "only removes p from the pending set; a deposed coordinator ignores it).", BOUND_DOC))
+
+STALE_MARKER = MarkerMsg(
+    ids=("PL-24", "PL-25", "PL-26", "PL-27"), name="WriteTxnMarkers (stale copy)", params=(t, p), present=stale,
+    c=stale_c, bad=stale_w3_bad, commit=n_mkd_res[t][p] == Result.COMMIT, epoch=stale_e, taken=drop_stale(),
+    answer=(), live=False,
+    refs=("kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
+          "connection); ProducerAppendInfo.checkCoordinatorEpoch",
+          "kafka-protocol §3.8 W3 for the stale copy (INVALID_PRODUCER_EPOCH; the answer goes to a closed "
+          "connection); ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
+          "kafka-protocol §3.8 W4-W6 for the stale copy, with its own result, producer epoch and coordinator epoch "
+          "(KafkaApis.handleWriteTxnMarkersRequest runs a request read from a connection the coordinator has "
+          "since closed; SocketServer drops the answer); ProducerAppendInfo.appendEndTxnMarker, "
+          "ProducerStateManager.completeTxn",
+          "model bound (config slots): PL-26 with no free log slot; BOUNDS flags a config that gets here"),
+    docs=("Refused: a marker of a later coordinator epoch was appended at p since.",
+          "Refused by the epoch check: its producer epoch is below the stored one, or under TV2 equal to it while "
+          "a span is open (a later transaction's, the strict check of KIP-1228).",
+          "Appended as PL-22 appends the live marker; the coordinator is not told (it waits for the re-sent "
+          "request's answer, PL-22). Landing after the re-sent marker, and after the next transaction of the same "
+          "epoch opened a span at p, it closes that span with the earlier transaction's result.",
+          BOUND_DOC))
+
+
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
     Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
@@ -225,62 +304,8 @@ ROWS = (
             "verification (as PL-12), stays in the network until a span at its epoch is open or the epoch check "
             "refuses it; Kafka would verify it itself",
         doc="Not taken yet: the copy stays in flight and nothing changes (a stutter step)."),
-    # -- WriteTxnMarkers (§3.8) ------------------------------------------------------------------------
-    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
-        updates=(n_mk[t][p][c].set(False),),
-        ref="kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
-    Row("PL-21", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
-        updates=(n_mk[t][p][c].set(False),),
-        ref="kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
-            "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
-    Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
-        updates=(*marker_append(mres == Result.COMMIT, me, c), n_mk[t][p][c].set(False),
-                 tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p]))),
-        ref="kafka-protocol §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
-            "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
-            "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
-            "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
-            "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
-        doc="The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
-            "only removes p from the pending set; a deposed coordinator ignores it)."),
-    Row("PL-23", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] >= Config("slots")),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
-    # -- a stale WriteTxnMarkers copy (§3.8 marker re-send, NET-10): executed late, its answer dropped ---------
-    Row("PL-24", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c < pl_ce[p][t]),
-        updates=drop_stale(),
-        ref="kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
-            "connection); ProducerAppendInfo.checkCoordinatorEpoch",
-        doc="Refused: a marker of a later coordinator epoch was appended at p since."),
-    Row("PL-25", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], stale_w3_bad),
-        updates=drop_stale(),
-        ref="kafka-protocol §3.8 W3 for the stale copy (INVALID_PRODUCER_EPOCH; the answer goes to a closed "
-            "connection); ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
-        doc="Refused by the epoch check: its producer epoch is below the stored one, or under TV2 equal to it while "
-            "a span is open (a later transaction's, the strict check of KIP-1228)."),
-    Row("PL-26", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
-               pl_end[p] < Config("slots")),
-        updates=(*marker_append(n_mkd_res[t][p] == Result.COMMIT, stale_e, stale_c), *drop_stale()),
-        ref="kafka-protocol §3.8 W4-W6 for the stale copy, with its own result, producer epoch and coordinator epoch "
-            "(KafkaApis.handleWriteTxnMarkersRequest runs a request read from a connection the coordinator has "
-            "since closed; SocketServer drops the answer); ProducerAppendInfo.appendEndTxnMarker, "
-            "ProducerStateManager.completeTxn",
-        doc="Appended as PL-22 appends the live marker; the coordinator is not told (it waits for the re-sent "
-            "request's answer, PL-22). Landing after the re-sent marker, and after the next transaction of the same "
-            "epoch opened a span at p, it closes that span with the earlier transaction's result."),
-    Row("PL-27", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
-               pl_end[p] >= Config("slots")),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-26 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    *marker_rows(LIVE_MARKER),
+    *marker_rows(STALE_MARKER),
     # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),
         guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
