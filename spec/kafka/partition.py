@@ -15,14 +15,14 @@ waits in the network meanwhile (a timing restriction: Kafka would replace the gu
 """
 from typing import NamedTuple
 
-from txncheck.spec.expr import And, Config, If, MinOver, Not, Or
+from txncheck.spec.expr import And, Config, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (lagged, tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
+from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
@@ -74,7 +74,22 @@ def append_data(offset=None, answer=True):
             pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
             pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
-            *((n_pres[i][p][k].set(PResp.OK),) if answer else ()))
+            *(acked(lagged(p)) if answer else ()))
+
+
+def acked(waits, until=None):
+    """Batch (i, p, k)'s NONE answer: sent now, or (`waits`) held in DelayedProduce at this leader until the HW
+    reaches `until` (default: the end of the batch being appended)."""
+    end = pl_end[p] + 1 if until is None else until
+    return (n_pres[i][p][k].set(If(waits, n_pres[i][p][k], PResp.OK)),
+            n_pw[i][p][k].set(If(waits, end, n_pw[i][p][k])), n_pwe[i][p][k].set(If(waits, pl_le[p], n_pwe[i][p][k])))
+
+
+# a duplicate's answer carries the original batch's offsets, so it waits as the original does while that batch is
+# above the HW (ReplicaManager.appendRecords: the DelayedProduce of the duplicate's LogAppendInfo)
+dup_end = Max(*[If(And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == T, log_e[p][s] == e_b, log_seq[p][s] == s_b),
+                   s + 1, 0) for s in range(MAXS)])
+dup_waits = And(lagged(p), dup_end > pl_hw[p])
 
 
 # ---- WriteTxnMarkers at p (§3.8): what a marker checks and appends ---------------------------------
@@ -86,8 +101,10 @@ def in_span(s):
     return And(pl_open[p][t], pl_first[p][t] <= s, s < pl_end[p], log_pid[p][s] == t, log_kind[p][s] == Kind.DATA)
 
 
-LSO_ON_MARKER = MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1),
-                        default=0)
+# With a lagging HW the closed span stays unstable until the HW passes its marker (ProducerStateManager
+# unreplicatedTxns), so the LSO does not move: it already is min(first offsets, HW) and the marker changes neither.
+LSO_ON_MARKER = If(lagged(p), pl_lso[p],
+                   MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1), default=0))
 
 
 def marker_append(commit, epoch, ce):
@@ -126,6 +143,16 @@ stale_w3_bad = marker_rejected(stale_e)
 def drop_stale():
     """The stale copy is gone (executed or refused); its answer goes to a closed connection."""
     return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
+
+
+def caught_up():
+    """PL-40: HW := log end and the LSO recomputed from the open spans (the closed ones are all replicated)."""
+    lso = MinOver(Tid, lambda u: If(pl_open[p][u], pl_first[p][u], pl_end[p]), default=0)
+    return (pl_hw[p].set(pl_end[p]), pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])))
+
+
+pw_here = And(n_pw[i][p][k] != 0, n_pwe[i][p][k] == pl_le[p])  # waits at the current leader
+mw_here = And(n_mw[t][p][c] != 0, n_mwe[t][p][c] == pl_le[p])
 
 
 class MarkerMsg(NamedTuple):
@@ -170,7 +197,9 @@ BOUND_DOC = "No protocol state changes; the ghost flag is BOUNDS."
 LIVE_MARKER = MarkerMsg(
     ids=("PL-20", "PL-21", "PL-22", "PL-23"), name="WriteTxnMarkers", params=(t, p, c), present=n_mk[t][p][c], c=c,
     bad=w3_bad, commit=mres == Result.COMMIT, epoch=me, taken=(n_mk[t][p][c].set(False),),
-    answer=(tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])),), live=True,
+    answer=(tc_mk[t][p].set(If(And(c == tc_ce[t], Not(lagged(p))), False, tc_mk[t][p])),
+            n_mw[t][p][c].set(If(lagged(p), pl_end[p] + 1, n_mw[t][p][c])),
+            n_mwe[t][p][c].set(If(lagged(p), pl_le[p], n_mwe[t][p][c]))), live=True,
     refs=("kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch",
           "kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
           "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
@@ -181,7 +210,8 @@ LIVE_MARKER = MarkerMsg(
           "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
           "model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here"),
     docs=("", "", "The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
-                  "only removes p from the pending set; a deposed coordinator ignores it).", BOUND_DOC))
+                  "only removes p from the pending set; a deposed coordinator ignores it); with `replication_lag` it "
+                  "waits until the followers caught up (PL-40, acks=-1).", BOUND_DOC))
 
 STALE_MARKER = MarkerMsg(
     ids=("PL-24", "PL-25", "PL-26", "PL-27"), name="WriteTxnMarkers (stale copy)", params=(t, p), present=stale,
@@ -208,7 +238,7 @@ STALE_MARKER = MarkerMsg(
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
     Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *acked(dup_waits, dup_end), w_dup.set(True)),
         ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
             "ProducerStateEntry.findDuplicateBatch"),
     Row("PL-02", A, "Produce", params=(i, p, k),
@@ -238,7 +268,10 @@ ROWS = (
         ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
     Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
-        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
+        updates=(n_pres[i][p][k].set(If(dup, If(dup_waits, n_pres[i][p][k], PResp.OK),
+                                        If(fenced, FENCED_RESP, PResp.OOS))),
+                 n_pw[i][p][k].set(If(And(dup, dup_waits), dup_end, n_pw[i][p][k])),
+                 n_pwe[i][p][k].set(If(And(dup, dup_waits), pl_le[p], n_pwe[i][p][k])), *release()),
         ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
     Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
@@ -314,6 +347,44 @@ ROWS = (
         tags=("timeout",),
         ref="kafka-protocol §3.12 X2 (no open span, idle > producer.id.expiration.ms); "
             "ProducerStateManager.removeExpiredProducers"),
+    # -- followers catch up (§3.13, config replication_lag) ------------------------------------------------
+    Row("PL-40", A, "followers caught up: HW advances", params=(p,),
+        guard=(lagged(p), pl_hw[p] < pl_end[p]), updates=caught_up(),
+        ref="kafka-protocol §3.13, §1.4; Partition.maybeIncrementLeaderHW (every ISR follower fetched up to the log "
+            "end), DelayedProduce.tryComplete / Partition.checkEnoughReplicasReachOffset (acks=-1: NONE once the HW "
+            "covers the batch), UnifiedLog.fetchLastStableOffsetMetadata (LSO = min(first unstable offset, HW), "
+            "ProducerStateManager.onHighWatermarkUpdated drops the replicated closed spans)",
+        doc="The HW moves to the log end (every follower fetched everything: the smallest faithful step, since any "
+            "partial catch-up is reached by catching up before the later appends); the LSO becomes min(first offset "
+            "of the open spans, HW). The requests waiting in DelayedProduce are answered by PL-41 and PL-42."),
+    Row("PL-41", A, "DelayedProduce completed", params=(i, p, k),
+        guard=(lagged(p), pw_here, n_pw[i][p][k] <= pl_hw[p]),
+        updates=(n_pres[i][p][k].set(PResp.OK), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
+        ref="kafka-protocol §3.5 P11, §3.13; DelayedProduce.tryComplete, Partition.checkEnoughReplicasReachOffset "
+            "(HW >= the batch's required offset: NONE)"),
+    Row("PL-42", A, "DelayedProduce completed (WriteTxnMarkers)", params=(t, p, c),
+        guard=(tid_used(t), lagged(p), mw_here, n_mw[t][p][c] <= pl_hw[p]),
+        updates=(tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])), n_mw[t][p][c].set(0), n_mwe[t][p][c].set(0)),
+        ref="kafka-protocol §3.8 W6, §3.13; KafkaApis.handleWriteTxnMarkersRequest (appendRecords with "
+            "requiredAcks=-1), DelayedProduce.tryComplete; TransactionMarkerRequestCompletionHandler (NONE: the "
+            "partition leaves the pending set of the coordinator of epoch c)",
+        doc="The answer is delivered to the coordinator of epoch c (a deposed one ignores it), as PL-22's is "
+            "without replication lag."),
+    Row("PL-43", A, "DelayedProduce: no longer the leader", params=(i, p, k),
+        guard=(lagged(p), n_pw[i][p][k] != 0, n_pwe[i][p][k] != pl_le[p]),
+        updates=(n_pres[i][p][k].set(PResp.RETRY), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
+        ref="kafka-protocol §3.13 LC5; ReplicaManager.makeFollowers (the delayed produce requests are completed), "
+            "Partition.checkEnoughReplicasReachOffset (no local leader log: NOT_LEADER_OR_FOLLOWER, retriable)",
+        doc="The client re-sends the same batch with the same sequence (PC-08): a duplicate at the new leader if "
+            "it kept the batch, a fresh append if it was truncated."),
+    Row("PL-44", A, "DelayedProduce: no longer the leader (WriteTxnMarkers)", params=(t, p, c),
+        guard=(tid_used(t), lagged(p), n_mw[t][p][c] != 0, n_mwe[t][p][c] != pl_le[p]),
+        updates=(n_mk[t][p][c].set(And(c == tc_ce[t], tc_mk[t][p])), n_mw[t][p][c].set(0), n_mwe[t][p][c].set(0)),
+        ref="kafka-protocol §3.8, §3.13 LC5; TransactionMarkerRequestCompletionHandler.onComplete "
+            "(NOT_LEADER_OR_FOLLOWER: the marker is re-enqueued with its own result and epochs while the coordinator "
+            "epoch is unchanged and the partition still pending, else dropped)",
+        doc="The re-sent marker keeps its result and producer epoch (n_mk_res, n_mk_e): the new leader appends it "
+            "again if it lost it in the truncation, or appends a second marker for a span already closed."),
 )
 
 TABLE = Table("partition", ROWS, status=None, at=PARTITION,
