@@ -6,9 +6,11 @@ op checked for generation (O2) and epoch (O4) but not sequence; its append recor
 pending[g][pid] and its marker materialises (COMMIT) or drops (ABORT) it (§1.5, §3.4). Kafka: `ProducerAppendInfo`, `ProducerStateManager`,
 `UnifiedLog.append`, `ReplicaManager.appendRecords` (verification guard).
 
-The log is an array of slots with an end offset; appends are acks=all, so HW = log end and
-`unreplicated(p)` is empty, and a leader change (FLT-05, spec/kafka/leader.py) truncates nothing. The LSO is a variable updated
-by every append: min(first offset of every open span, HW) (§1.4). Duplicate detection keeps every
+The log is an array of slots with an end offset; appends are acks=all. Without `replication_lag` they are
+replicated in the same step, so HW = log end, `unreplicated(p)` is empty, and a leader change (FLT-05,
+spec/kafka/leader.py) truncates nothing. With it a data partition's HW (`pl_hw`) lags: appends land above it,
+their answers wait in DelayedProduce (PL-40..PL-44), and a leader change may truncate above the HW. The LSO
+is a variable updated by every append and HW move: min(first offset of every span open below the HW, HW) (§1.4). Duplicate detection keeps every
 batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 per epoch).
 A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
 waits in the network meanwhile (a timing restriction: Kafka would replace the guard, P4).
@@ -22,6 +24,7 @@ from .chart import PARTITION
 from .domains import (lagged, tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
+from .replication import ROWS as REPLICATION_ROWS
 from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
@@ -143,16 +146,6 @@ stale_w3_bad = marker_rejected(stale_e)
 def drop_stale():
     """The stale copy is gone (executed or refused); its answer goes to a closed connection."""
     return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
-
-
-def caught_up():
-    """PL-40: HW := log end and the LSO recomputed from the open spans (the closed ones are all replicated)."""
-    lso = MinOver(Tid, lambda u: If(pl_open[p][u], pl_first[p][u], pl_end[p]), default=0)
-    return (pl_hw[p].set(pl_end[p]), pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])))
-
-
-pw_here = And(n_pw[i][p][k] != 0, n_pwe[i][p][k] == pl_le[p])  # waits at the current leader
-mw_here = And(n_mw[t][p][c] != 0, n_mwe[t][p][c] == pl_le[p])
 
 
 class MarkerMsg(NamedTuple):
@@ -347,44 +340,7 @@ ROWS = (
         tags=("timeout",),
         ref="kafka-protocol §3.12 X2 (no open span, idle > producer.id.expiration.ms); "
             "ProducerStateManager.removeExpiredProducers"),
-    # -- followers catch up (§3.13, config replication_lag) ------------------------------------------------
-    Row("PL-40", A, "followers caught up: HW advances", params=(p,),
-        guard=(lagged(p), pl_hw[p] < pl_end[p]), updates=caught_up(),
-        ref="kafka-protocol §3.13, §1.4; Partition.maybeIncrementLeaderHW (every ISR follower fetched up to the log "
-            "end), DelayedProduce.tryComplete / Partition.checkEnoughReplicasReachOffset (acks=-1: NONE once the HW "
-            "covers the batch), UnifiedLog.fetchLastStableOffsetMetadata (LSO = min(first unstable offset, HW), "
-            "ProducerStateManager.onHighWatermarkUpdated drops the replicated closed spans)",
-        doc="The HW moves to the log end (every follower fetched everything: the smallest faithful step, since any "
-            "partial catch-up is reached by catching up before the later appends); the LSO becomes min(first offset "
-            "of the open spans, HW). The requests waiting in DelayedProduce are answered by PL-41 and PL-42."),
-    Row("PL-41", A, "DelayedProduce completed", params=(i, p, k),
-        guard=(lagged(p), pw_here, n_pw[i][p][k] <= pl_hw[p]),
-        updates=(n_pres[i][p][k].set(PResp.OK), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
-        ref="kafka-protocol §3.5 P11, §3.13; DelayedProduce.tryComplete, Partition.checkEnoughReplicasReachOffset "
-            "(HW >= the batch's required offset: NONE)"),
-    Row("PL-42", A, "DelayedProduce completed (WriteTxnMarkers)", params=(t, p, c),
-        guard=(tid_used(t), lagged(p), mw_here, n_mw[t][p][c] <= pl_hw[p]),
-        updates=(tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p])), n_mw[t][p][c].set(0), n_mwe[t][p][c].set(0)),
-        ref="kafka-protocol §3.8 W6, §3.13; KafkaApis.handleWriteTxnMarkersRequest (appendRecords with "
-            "requiredAcks=-1), DelayedProduce.tryComplete; TransactionMarkerRequestCompletionHandler (NONE: the "
-            "partition leaves the pending set of the coordinator of epoch c)",
-        doc="The answer is delivered to the coordinator of epoch c (a deposed one ignores it), as PL-22's is "
-            "without replication lag."),
-    Row("PL-43", A, "DelayedProduce: no longer the leader", params=(i, p, k),
-        guard=(lagged(p), n_pw[i][p][k] != 0, n_pwe[i][p][k] != pl_le[p]),
-        updates=(n_pres[i][p][k].set(PResp.RETRY), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
-        ref="kafka-protocol §3.13 LC5; ReplicaManager.makeFollowers (the delayed produce requests are completed), "
-            "Partition.checkEnoughReplicasReachOffset (no local leader log: NOT_LEADER_OR_FOLLOWER, retriable)",
-        doc="The client re-sends the same batch with the same sequence (PC-08): a duplicate at the new leader if "
-            "it kept the batch, a fresh append if it was truncated."),
-    Row("PL-44", A, "DelayedProduce: no longer the leader (WriteTxnMarkers)", params=(t, p, c),
-        guard=(tid_used(t), lagged(p), n_mw[t][p][c] != 0, n_mwe[t][p][c] != pl_le[p]),
-        updates=(n_mk[t][p][c].set(And(c == tc_ce[t], tc_mk[t][p])), n_mw[t][p][c].set(0), n_mwe[t][p][c].set(0)),
-        ref="kafka-protocol §3.8, §3.13 LC5; TransactionMarkerRequestCompletionHandler.onComplete "
-            "(NOT_LEADER_OR_FOLLOWER: the marker is re-enqueued with its own result and epochs while the coordinator "
-            "epoch is unchanged and the partition still pending, else dropped)",
-        doc="The re-sent marker keeps its result and producer epoch (n_mk_res, n_mk_e): the new leader appends it "
-            "again if it lost it in the truncation, or appends a second marker for a span already closed."),
+    *REPLICATION_ROWS,
 )
 
 TABLE = Table("partition", ROWS, status=None, at=PARTITION,

@@ -112,7 +112,7 @@ PROPERTIES = (
            "Marker order: a closed record is followed by a marker of its pid with its outcome "
            "(one open span per (p, pid) is structural: pl_open is a flag).", ref="kafka-protocol §5.2 ORD-2"),
     Always("ORD-3", And(Not(g_lso_dec), ForAll(Part, lambda p: And(
-        pl_lso[p] <= pl_end[p], ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
+        pl_lso[p] <= hw(p), ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
            "LSO never decreases, LSO <= HW, and LSO <= the first offset of every open span.",
            ref="kafka-protocol §5.2 ORD-3"),
     Always("ORD-4", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(

@@ -8,9 +8,9 @@ budget is non-zero, hence the guard."""
 from txncheck.spec.expr import And, Config, If, Implies, Min
 from txncheck.spec.model import Always
 
-from ..domains import MAXP, MAXT, in_use, tid_used
-from ..leader import replay
-from ..state import pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq
+from ..domains import MAXP, MAXT, in_use, lagged, tid_used
+from ..leader import replay, stable_offset
+from ..state import pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_lso, pl_open, pl_seq
 
 
 def _is_replay(p):
@@ -18,7 +18,9 @@ def _is_replay(p):
     cells = [Implies(tid_used(t), And(pl_e[p][t] == e, pl_seq[p][t] == seq, pl_ce[p][t] == ce,
                                       pl_open[p][t] == is_open, pl_first[p][t] == first))
              for t, (e, seq, ce, is_open, first) in enumerate(states)]
-    return And(*cells, pl_lso[p] == Min(*[If(st[3], st[4], pl_end[p]) for st in states]))
+    # with replication lag the LSO is also held by the spans whose marker is not yet below the HW (stable_offset)
+    return And(*cells, pl_lso[p] == If(lagged(p), stable_offset(p, pl_hw[p]),
+                                       Min(*[If(st[3], st[4], pl_end[p]) for st in states])))
 
 
 INVARIANTS = (
