@@ -56,7 +56,8 @@ ProduceError = EnumDomain("ProduceError", (
     "NONE", "NOT_ENOUGH_REPLICAS", "OUT_OF_ORDER_SEQUENCE_NUMBER", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH",
     "INVALID_PRODUCER_EPOCH/PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH/INVALID_TXN_STATE",
     "INVALID_PRODUCER_EPOCH/TRANSACTION_ABORTABLE/INVALID_TXN_STATE", "ILLEGAL_GENERATION",
-    "ILLEGAL_GENERATION/INVALID_TXN_STATE", "ILLEGAL_GENERATION/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"))
+    "ILLEGAL_GENERATION/INVALID_TXN_STATE", "ILLEGAL_GENERATION/TRANSACTION_ABORTABLE/INVALID_TXN_STATE",
+    "NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS/NOT_LEADER_OR_FOLLOWER"))
 VerifyError = EnumDomain("VerifyError", ("NONE", "NOT_COORDINATOR"))
 
 
@@ -70,7 +71,7 @@ _coord_error = If(n_cresp[i] == CResp.OK, CoordError.NONE,
                               CoordError.lit("CONCURRENT_TRANSACTIONS/NOT_COORDINATOR"))))))
 
 # Produce / TxnOffsetCommit (§3.4, §3.5, §3.11). RETRY: NOT_ENOUGH_REPLICAS (P3, a coordinator error of
-# verification). OOS: OUT_OF_ORDER_SEQUENCE_NUMBER (P7-P9). FENCED: PRODUCER_FENCED passed on from
+# verification) or, with leader changes, NOT_LEADER_OR_FOLLOWER. OOS: OUT_OF_ORDER_SEQUENCE_NUMBER (P7-P9). FENCED: PRODUCER_FENCED passed on from
 # verification (V2), on op also INVALID_PRODUCER_EPOCH (O4, fatal for TxnOffsetCommit). ABORTABLE:
 # INVALID_PRODUCER_EPOCH (P6) on a data partition or ILLEGAL_GENERATION (O2) on op; with verification
 # also INVALID_TXN_STATE (P4, the guard cleared by a marker) and under (b) TRANSACTION_ABORTABLE (V5).
@@ -82,8 +83,12 @@ _abortable = If(is_op(p),
                 If(KIP98, ProduceError.INVALID_PRODUCER_EPOCH,
                    If(VERIFY, ProduceError.lit("INVALID_PRODUCER_EPOCH/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"),
                       ProduceError.lit("INVALID_PRODUCER_EPOCH/INVALID_TXN_STATE"))))
+# RETRY with leader changes (FLT-05): also NOT_LEADER_OR_FOLLOWER (§3.13 LC4, LC5), the only one under (a)
+_retriable = If(Config("leader_failovers") == 0, ProduceError.NOT_ENOUGH_REPLICAS,
+                If(KIP98, ProduceError.NOT_LEADER_OR_FOLLOWER,
+                   ProduceError.lit("NOT_ENOUGH_REPLICAS/NOT_LEADER_OR_FOLLOWER")))
 _produce_error = If(_pres == PResp.OK, ProduceError.NONE,
-                    If(_pres == PResp.RETRY, ProduceError.NOT_ENOUGH_REPLICAS,
+                    If(_pres == PResp.RETRY, _retriable,
                        If(_pres == PResp.OOS, ProduceError.OUT_OF_ORDER_SEQUENCE_NUMBER,
                           If(_pres == PResp.FENCED,
                              If(is_op(p), ProduceError.lit("INVALID_PRODUCER_EPOCH/PRODUCER_FENCED"),

@@ -34,6 +34,12 @@ PARAMS = (
                 "state is what a replay of the log gives (ProducerAppendInfo with origin REPLICATION), its "
                 "VerificationStateEntry guards are gone, and a batch the old leader held for verification is answered "
                 "NOT_LEADER_OR_FOLLOWER (retriable); 0 in every shipped config", lo=0, hi=2),
+    ConfigParam("replication_lag", 0, "1: a data partition's high watermark lags its log end (kafka-protocol §3.13): "
+                "batches and markers land above it, the followers catch up to the log end in a step of their own "
+                "(PL-40), and only then is a Produce answered NONE or a marker answered to the coordinator "
+                "(DelayedProduce); a leader change (FLT-05) truncates the log to the new leader's end, anywhere between "
+                "the HW and the old end, and answers the waiting requests NOT_LEADER_OR_FOLLOWER; 0 in every shipped "
+                "config", lo=0, hi=1),
     ConfigParam("zombies", 0, "1: a restart may leave the old incarnation running (zombie)", lo=0, hi=1),
     ConfigParam("app_aborts", 0, "1: the application may abort a healthy transaction", lo=0, hi=1),
     ConfigParam("ctp", 1, "1: the application is a consume-transform-produce loop: each transaction consumes one "

@@ -60,6 +60,7 @@ Seq = IntRange("Seq", 0, "maxseq")
 LastSeq = IntRange("LastSeq", -1, "maxseq")
 Offset = IntRange("Offset", 0, MAXS)
 CEpoch = IntRange("CEpoch", 0, "failovers")
+LeaderEpoch = IntRange("LeaderEpoch", 0, "leader_failovers")  # leader changes of a partition (FLT-05)
 StoredCEpoch = IntRange("StoredCEpoch", -1, "failovers")
 Copies = IntRange("Copies", 0, 2)
 InOffset = IntRange("InOffset", 0, "inputs")            # an offset of the input partition (= inputs: its end)
@@ -103,6 +104,16 @@ OP = Config("parts")  # with `ctp`, the __consumer_offsets partition op(group) i
 
 # config `offset_commits`: the loop calls sendOffsetsToTransaction more than once per transaction (§3.4 O6)
 MULTI = Config("offset_commits") >= 2
+
+
+# config `replication_lag` (§3.13): appends at a data partition land above its HW and are acknowledged once the
+# followers caught up (PL-40); __consumer_offsets keeps HW = log end (its leader does not change in the model)
+LAG = Config("replication_lag") == 1
+
+
+def lagged(p):
+    """Partition `p` is a data partition whose HW may lag its log end (config `replication_lag`)."""
+    return And(LAG, in_use(p))
 
 
 def is_op(p):

@@ -13,24 +13,33 @@ marker. Expiry (§3.12 X2, PL-30) runs on every replica on its own clock: an ent
 comes back, and the new leader may expire it again later within the same budget. Verification guards
 (`VerificationStateEntry`) live only in the old leader's memory and are gone.
 
-The log is fully replicated (appends are acks=all and HW = log end), so nothing is truncated.
+Without `replication_lag` the log is fully replicated (appends are acks=all and HW = log end), so nothing is
+truncated. With it the new leader is an ISR follower whose log ends anywhere from the HW to the old log end
+(`Partition.makeLeader` keeps the new leader's own log, and the other replicas truncate to it,
+`UnifiedLog.truncateTo`): the records above its end are gone, none of them acknowledged (acks=all answers only
+once the HW covers a batch), and its producer state is the replay of the log it kept.
 """
-from txncheck.spec.expr import And, Config, If, Min, Not, Or
+from txncheck.spec.expr import And, Config, If, Min, Not, Or, Param
 from txncheck.spec.model import Row
 
 from .chart import PARTITION
-from .domains import MAXS, MAXT, Kind, Ver, in_use
+from .domains import MAXS, MAXT, Kind, Offset, Outcome, Ver, in_use, lagged
 from .params import p as P
-from .state import (env_lf, g_lso_dec, log_ce, log_e, log_kind, log_pid, log_seq, pl_ce, pl_e, pl_end, pl_first,
-                    pl_lso, pl_open, pl_seq, pl_ver)
+from .state import (env_lf, g_lso_dec, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
+                    log_src, pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_open, pl_seq, pl_ver)
+
+END = Param("end", Offset)  # the new leader's log end (FLT-05)
 
 
-def replay(p, t):
+def replay(p, t, limit=None):
     """The ProducerStateEntry of pid `t` at `p` that replaying the log of `p` from its start gives:
-    (producerEpoch, last sequence, coordinatorEpoch, span open, first offset of the span)."""
+    (producerEpoch, last sequence, coordinatorEpoch, span open, first offset of the span). With `limit`, only the
+    slots below it are replayed (a truncated log, or the log up to the HW)."""
     e, seq, ce, is_open, first = -1, -1, -1, False, 0
     for s in range(MAXS):
         mine = log_pid[p][s] == t  # a slot at or above the log end is EMPTY
+        if limit is not None:
+            mine = And(mine, s < limit)
         data = And(mine, log_kind[p][s] == Kind.DATA)
         marker = And(mine, log_kind[p][s].is_in(Kind.COMMIT, Kind.ABORT))
         seq = If(data, log_seq[p][s], If(And(marker, log_e[p][s] != e), -1, seq))
@@ -41,21 +50,54 @@ def replay(p, t):
     return e, seq, ce, is_open, first
 
 
-def rebuild(p, keep_open=True):
-    """Updates of a leader change at `p`: every pid's entry replayed from the log, the LSO recomputed from the
-    replayed spans (HW = log end), and a batch held for verification (guard set or cleared, or the coordinator's
-    retriable answer) answered retriable by PL-09 (NOT_LEADER_OR_FOLLOWER: the old leader is no longer the
-    leader when its verification callback runs). `keep_open` False is variant B13: a pid whose span is open is
-    missing from the rebuilt state."""
-    states = [replay(p, t) for t in range(MAXT)]
-    if not keep_open:
+def stable_offset(p, hw_, limit=None):
+    """LSO(p) = min(first offset of every span open in the log below `hw_`, `hw_`): the spans still open at the
+    log end and those whose marker is not yet below the HW (ProducerStateManager's ongoing and unreplicated
+    transactions) are exactly the spans open in the replay of the log up to the HW (§1.4)."""
+    spans = [replay(p, t, hw_ if limit is None else Min(hw_, limit)) for t in range(MAXT)]
+    return Min(*[If(is_open, first, hw_) for _, _, _, is_open, first in spans])
+
+
+def truncate(p, end):
+    """The log of `p` cut at offset `end` (UnifiedLog.truncateTo): every slot from `end` on is cleared, and a kept
+    record whose closing marker is cut loses its outcome (its span is open again until the marker is re-sent)."""
+    ups = []
+    for s in range(MAXS):
+        cut = s >= end
+        reopened = And(log_kind[p][s] == Kind.DATA, Not(Or(*[
+            And(s2 < end, log_kind[p][s2].is_in(Kind.COMMIT, Kind.ABORT), log_pid[p][s2] == log_pid[p][s])
+            for s2 in range(s + 1, MAXS)])))
+        ups += [log_kind[p][s].set(If(cut, Kind.EMPTY, log_kind[p][s])), log_pid[p][s].set(If(cut, 0, log_pid[p][s])),
+                log_e[p][s].set(If(cut, -1, log_e[p][s])), log_seq[p][s].set(If(cut, 0, log_seq[p][s])),
+                log_ce[p][s].set(If(cut, -1, log_ce[p][s])), log_inc[p][s].set(If(cut, 0, log_inc[p][s])),
+                log_k[p][s].set(If(cut, 0, log_k[p][s])), log_ret[p][s].set(If(cut, False, log_ret[p][s])),
+                log_src[p][s].set(If(cut, 0, log_src[p][s])),
+                log_out[p][s].set(If(Or(cut, reopened), Outcome.NONE, log_out[p][s]))]
+    return ups
+
+
+def rebuild(p, keep_open=True, end=None):
+    """Updates of a leader change at `p`: with `replication_lag`, the log cut at the new leader's end `end`
+    (truncate), the leader epoch bumped; every pid's entry replayed from the (kept) log, the LSO recomputed
+    (stable_offset: the new leader keeps the HW), and a batch held for verification (guard set or cleared, or the
+    coordinator's retriable answer) answered retriable by PL-09 (NOT_LEADER_OR_FOLLOWER: the old leader is no
+    longer the leader when its verification callback runs). `keep_open` False is variant B13: a pid whose span
+    is open is missing from the rebuilt state."""
+    cut = end is not None
+    hw_ = If(lagged(p), pl_hw[p], end) if cut else pl_end[p]
+    states = [replay(p, t, end if cut else None) for t in range(MAXT)]
+    if keep_open:
+        lso = stable_offset(p, hw_, end if cut else None)
+    else:
         states = [tuple(If(st[3], empty, x) for x, empty in zip(st, (-1, -1, -1, False, 0))) for st in states]
-    lso = Min(*[If(is_open, first, pl_end[p]) for _, _, _, is_open, first in states])
+        lso = Min(*[If(is_open, first, hw_) for _, _, _, is_open, first in states])
     ups = []
     for t, (e, seq, ce, is_open, first) in enumerate(states):
         ups += [pl_e[p][t].set(e), pl_seq[p][t].set(seq), pl_ce[p][t].set(ce), pl_open[p][t].set(is_open),
                 pl_first[p][t].set(first),
                 pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.OK, Ver.CLEARED), Ver.RETRY, pl_ver[p][t]))]
+    if cut:
+        ups += [*truncate(p, end), pl_end[p].set(end), pl_le[p].set(If(lagged(p), pl_le[p] + 1, pl_le[p]))]
     return (*ups, pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])), env_lf.set(env_lf + 1))
 
 
@@ -67,17 +109,29 @@ def may_change_leader(p):
             *[Not(pl_ver[p][t].is_in(Ver.PENDING, Ver.ADDING)) for t in range(MAXT)])
 
 
+def new_end_ok(p, end):
+    """The new leader's log end: an ISR follower has fetched at least up to the HW, at most the old log end; without
+    `replication_lag` every follower has the whole log."""
+    return If(lagged(p), And(pl_hw[p] <= end, end <= pl_end[p]), end == pl_end[p])
+
+
 def leader_change(keep_open=True):
     """FLT-05; `keep_open` False is variant B13's rebuild."""
     return Row(
-        "FLT-05", "env", "partition leader change (producer state replayed from the log)", params=(P,), at=PARTITION,
-        guard=may_change_leader(P), updates=rebuild(P, keep_open), tags=("crash",),
+        "FLT-05", "env", "partition leader change (producer state replayed from the log)", params=(P, END),
+        at=PARTITION, guard=(*may_change_leader(P), new_end_ok(P, END)), updates=rebuild(P, keep_open, END),
+        tags=("crash",),
         ref="kafka-protocol §3.13 leader change; Partition.makeLeader (the follower's log and ProducerStateManager, "
             "kept by UnifiedLog.appendAsFollower with origin REPLICATION, or rebuilt by "
             "UnifiedLog.rebuildProducerState / loadProducersFromRecords), ProducerAppendInfo.checkProducerEpoch / "
             "checkCoordinatorEpoch (REPLICATION: logged, not refused, KAFKA-9144); ReplicaManager.appendRecords (a "
-            "verification callback on a replica that is no longer the leader: NOT_LEADER_OR_FOLLOWER)",
+            "verification callback on a replica that is no longer the leader: NOT_LEADER_OR_FOLLOWER); with "
+            "replication lag: UnifiedLog.truncateTo on the other replicas (producer state reloaded up to the "
+            "truncation point), ReplicaManager.makeFollowers (delayed produce requests completed: PL-43, PL-44)",
         doc="Requests still in flight to the partition (Produce, WriteTxnMarkers and their copies) carry all their "
             "fields and are handled by the new leader: that is the old leader's NOT_LEADER_OR_FOLLOWER followed by "
             "the sender's retry of the same request (Sender reenqueueBatch, same sequence; the coordinator's marker "
-            "re-send). A batch held for verification is answered retriable (PL-09) and the client resends it.")
+            "re-send). A batch held for verification is answered retriable (PL-09) and the client resends it. With "
+            "`replication_lag` the new leader's log ends at `end` (any offset from the HW to the old end): the "
+            "records above it are gone, its producer state is the replay of what it kept, the HW stays, and the "
+            "requests waiting for the HW at the old leader are answered NOT_LEADER_OR_FOLLOWER (PL-43, PL-44).")

@@ -6,21 +6,26 @@ op checked for generation (O2) and epoch (O4) but not sequence; its append recor
 pending[g][pid] and its marker materialises (COMMIT) or drops (ABORT) it (§1.5, §3.4). Kafka: `ProducerAppendInfo`, `ProducerStateManager`,
 `UnifiedLog.append`, `ReplicaManager.appendRecords` (verification guard).
 
-The log is an array of slots with an end offset; appends are acks=all, so HW = log end and
-`unreplicated(p)` is empty, and a leader change (FLT-05, spec/kafka/leader.py) truncates nothing. The LSO is a variable updated
-by every append: min(first offset of every open span, HW) (§1.4). Duplicate detection keeps every
+The log is an array of slots with an end offset; appends are acks=all. Without `replication_lag` they are
+replicated in the same step, so HW = log end, `unreplicated(p)` is empty, and a leader change (FLT-05,
+spec/kafka/leader.py) truncates nothing. With it a data partition's HW (`pl_hw`) lags: appends land above it,
+their answers wait in DelayedProduce (PL-40..PL-44), and a leader change may truncate above the HW. The LSO
+is a variable updated by every append and HW move: min(first offset of every span open below the HW, HW) (§1.4). Duplicate detection keeps every
 batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 per epoch).
 A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
 waits in the network meanwhile (a timing restriction: Kafka would replace the guard, P4).
 """
-from txncheck.spec.expr import And, Config, If, MinOver, Not, Or
+from typing import NamedTuple
+
+from txncheck.spec.expr import And, Config, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (lagged, tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
+from .replication import ROWS as REPLICATION_ROWS
+from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
@@ -72,7 +77,22 @@ def append_data(offset=None, answer=True):
             pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
             pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
-            *((n_pres[i][p][k].set(PResp.OK),) if answer else ()))
+            *(acked(lagged(p)) if answer else ()))
+
+
+def acked(waits, until=None):
+    """Batch (i, p, k)'s NONE answer: sent now, or (`waits`) held in DelayedProduce at this leader until the HW
+    reaches `until` (default: the end of the batch being appended)."""
+    end = pl_end[p] + 1 if until is None else until
+    return (n_pres[i][p][k].set(If(waits, n_pres[i][p][k], PResp.OK)),
+            n_pw[i][p][k].set(If(waits, end, n_pw[i][p][k])), n_pwe[i][p][k].set(If(waits, pl_le[p], n_pwe[i][p][k])))
+
+
+# a duplicate's answer carries the original batch's offsets, so it waits as the original does while that batch is
+# above the HW (ReplicaManager.appendRecords: the DelayedProduce of the duplicate's LogAppendInfo)
+dup_end = Max(*[If(And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == T, log_e[p][s] == e_b, log_seq[p][s] == s_b),
+                   s + 1, 0) for s in range(MAXS)])
+dup_waits = And(lagged(p), dup_end > pl_hw[p])
 
 
 # ---- WriteTxnMarkers at p (§3.8): what a marker checks and appends ---------------------------------
@@ -84,8 +104,10 @@ def in_span(s):
     return And(pl_open[p][t], pl_first[p][t] <= s, s < pl_end[p], log_pid[p][s] == t, log_kind[p][s] == Kind.DATA)
 
 
-LSO_ON_MARKER = MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1),
-                        default=0)
+# With a lagging HW the closed span stays unstable until the HW passes its marker (ProducerStateManager
+# unreplicatedTxns), so the LSO does not move: it already is min(first offsets, HW) and the marker changes neither.
+LSO_ON_MARKER = If(lagged(p), pl_lso[p],
+                   MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1), default=0))
 
 
 def marker_append(commit, epoch, ce):
@@ -126,10 +148,90 @@ def drop_stale():
     return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
 
 
+class MarkerMsg(NamedTuple):
+    """One WriteTxnMarkers message at p as `marker_rows` reads it: the coordinator's request (answered) or its
+    stale copy (nobody waits for the answer). `ids` are the four row ids, `live` orders the guard as each group
+    reads (the coordinator-epoch check before or after the message's presence), `refs`/`docs` per row."""
+    ids: tuple
+    name: str
+    params: tuple
+    present: object
+    c: object
+    bad: object
+    commit: object
+    epoch: object
+    taken: tuple
+    answer: tuple
+    refs: tuple
+    docs: tuple
+    live: bool
+
+
+def marker_rows(m):
+    """W2 (coordinator epoch fenced), W3 (producer epoch refused), W4-W6 (appended), and the slot bound, for one
+    WriteTxnMarkers message `m` at p (§3.8)."""
+    base = (tid_used(t), writes_to(p))
+    ce_ok = m.c >= pl_ce[p][t]
+    ok = (*base, ce_ok, m.present) if m.live else (*base, m.present, ce_ok)
+    return (
+        Row(m.ids[0], A, m.name, params=m.params, guard=(*base, m.present, m.c < pl_ce[p][t]), updates=m.taken,
+            ref=m.refs[0], doc=m.docs[0]),
+        Row(m.ids[1], A, m.name, params=m.params, guard=(*base, m.present, ce_ok, m.bad), updates=m.taken,
+            ref=m.refs[1], doc=m.docs[1]),
+        Row(m.ids[2], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] < Config("slots")),
+            updates=(*marker_append(m.commit, m.epoch, m.c), *m.taken, *m.answer), ref=m.refs[2], doc=m.docs[2]),
+        Row(m.ids[3], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] >= Config("slots")),
+            updates=(g_bound.set(True),), ref=m.refs[3], doc=m.docs[3]),
+    )
+
+
+BOUND_DOC = "No protocol state changes; the ghost flag is BOUNDS."
+
+LIVE_MARKER = MarkerMsg(
+    ids=("PL-20", "PL-21", "PL-22", "PL-23"), name="WriteTxnMarkers", params=(t, p, c), present=n_mk[t][p][c], c=c,
+    bad=w3_bad, commit=mres == Result.COMMIT, epoch=me, taken=(n_mk[t][p][c].set(False),),
+    answer=(tc_mk[t][p].set(If(And(c == tc_ce[t], Not(lagged(p))), False, tc_mk[t][p])),
+            n_mw[t][p][c].set(If(lagged(p), pl_end[p] + 1, n_mw[t][p][c])),
+            n_mwe[t][p][c].set(If(lagged(p), pl_le[p], n_mwe[t][p][c]))), live=True,
+    refs=("kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch",
+          "kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
+          "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
+          "kafka-protocol §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
+          "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
+          "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
+          "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
+          "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
+          "model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here"),
+    docs=("", "", "The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
+                  "only removes p from the pending set; a deposed coordinator ignores it); with `replication_lag` it "
+                  "waits until the followers caught up (PL-40, acks=-1).", BOUND_DOC))
+
+STALE_MARKER = MarkerMsg(
+    ids=("PL-24", "PL-25", "PL-26", "PL-27"), name="WriteTxnMarkers (stale copy)", params=(t, p), present=stale,
+    c=stale_c, bad=stale_w3_bad, commit=n_mkd_res[t][p] == Result.COMMIT, epoch=stale_e, taken=drop_stale(),
+    answer=(), live=False,
+    refs=("kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
+          "connection); ProducerAppendInfo.checkCoordinatorEpoch",
+          "kafka-protocol §3.8 W3 for the stale copy (INVALID_PRODUCER_EPOCH; the answer goes to a closed "
+          "connection); ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
+          "kafka-protocol §3.8 W4-W6 for the stale copy, with its own result, producer epoch and coordinator epoch "
+          "(KafkaApis.handleWriteTxnMarkersRequest runs a request read from a connection the coordinator has "
+          "since closed; SocketServer drops the answer); ProducerAppendInfo.appendEndTxnMarker, "
+          "ProducerStateManager.completeTxn",
+          "model bound (config slots): PL-26 with no free log slot; BOUNDS flags a config that gets here"),
+    docs=("Refused: a marker of a later coordinator epoch was appended at p since.",
+          "Refused by the epoch check: its producer epoch is below the stored one, or under TV2 equal to it while "
+          "a span is open (a later transaction's, the strict check of KIP-1228).",
+          "Appended as PL-22 appends the live marker; the coordinator is not told (it waits for the re-sent "
+          "request's answer, PL-22). Landing after the re-sent marker, and after the next transaction of the same "
+          "epoch opened a span at p, it closes that span with the earlier transaction's result.",
+          BOUND_DOC))
+
+
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
     Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OK), w_dup.set(True)),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *acked(dup_waits, dup_end), w_dup.set(True)),
         ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
             "ProducerStateEntry.findDuplicateBatch"),
     Row("PL-02", A, "Produce", params=(i, p, k),
@@ -159,7 +261,10 @@ ROWS = (
         ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
     Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
         guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
-        updates=(n_pres[i][p][k].set(If(dup, PResp.OK, If(fenced, FENCED_RESP, PResp.OOS))), *release()),
+        updates=(n_pres[i][p][k].set(If(dup, If(dup_waits, n_pres[i][p][k], PResp.OK),
+                                        If(fenced, FENCED_RESP, PResp.OOS))),
+                 n_pw[i][p][k].set(If(And(dup, dup_waits), dup_end, n_pw[i][p][k])),
+                 n_pwe[i][p][k].set(If(And(dup, dup_waits), pl_le[p], n_pwe[i][p][k])), *release()),
         ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
     Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
@@ -225,62 +330,8 @@ ROWS = (
             "verification (as PL-12), stays in the network until a span at its epoch is open or the epoch check "
             "refuses it; Kafka would verify it itself",
         doc="Not taken yet: the copy stays in flight and nothing changes (a stutter step)."),
-    # -- WriteTxnMarkers (§3.8) ------------------------------------------------------------------------
-    Row("PL-20", A, "WriteTxnMarkers", params=(t, p, c), guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c < pl_ce[p][t]),
-        updates=(n_mk[t][p][c].set(False),),
-        ref="kafka-protocol §3.8 W2 (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.checkCoordinatorEpoch"),
-    Row("PL-21", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c >= pl_ce[p][t], w3_bad),
-        updates=(n_mk[t][p][c].set(False),),
-        ref="kafka-protocol §3.8 W3 (INVALID_PRODUCER_EPOCH: the coordinator stops); "
-            "ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)"),
-    Row("PL-22", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] < Config("slots")),
-        updates=(*marker_append(mres == Result.COMMIT, me, c), n_mk[t][p][c].set(False),
-                 tc_mk[t][p].set(If(c == tc_ce[t], False, tc_mk[t][p]))),
-        ref="kafka-protocol §3.8 W4-W6 (control batch; the span closes; epoch and coordinatorEpoch stored, the "
-            "retained batches cleared when the epoch changes (ProducerStateEntry.maybeUpdateProducerEpoch); "
-            "LSO = min(first offset of open spans, HW); the verification guard is cleared); "
-            "ProducerAppendInfo.appendEndTxnMarker, ProducerStateManager.completeTxn; on op, §1.5 / §3.8: a "
-            "COMMIT moves pending[g][pid] into committed, an ABORT drops it (GroupMetadataManager.handleTxnCompletion)",
-        doc="The marker's NONE answer is delivered to the coordinator of epoch c in the same step (it "
-            "only removes p from the pending set; a deposed coordinator ignores it)."),
-    Row("PL-23", A, "WriteTxnMarkers", params=(t, p, c),
-        guard=(tid_used(t), writes_to(p), c >= pl_ce[p][t], n_mk[t][p][c], Not(w3_bad), pl_end[p] >= Config("slots")),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-22 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
-    # -- a stale WriteTxnMarkers copy (§3.8 marker re-send, NET-10): executed late, its answer dropped ---------
-    Row("PL-24", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c < pl_ce[p][t]),
-        updates=drop_stale(),
-        ref="kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
-            "connection); ProducerAppendInfo.checkCoordinatorEpoch",
-        doc="Refused: a marker of a later coordinator epoch was appended at p since."),
-    Row("PL-25", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], stale_w3_bad),
-        updates=drop_stale(),
-        ref="kafka-protocol §3.8 W3 for the stale copy (INVALID_PRODUCER_EPOCH; the answer goes to a closed "
-            "connection); ProducerAppendInfo.checkProducerEpoch(isTransactionMarker)",
-        doc="Refused by the epoch check: its producer epoch is below the stored one, or under TV2 equal to it while "
-            "a span is open (a later transaction's, the strict check of KIP-1228)."),
-    Row("PL-26", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
-               pl_end[p] < Config("slots")),
-        updates=(*marker_append(n_mkd_res[t][p] == Result.COMMIT, stale_e, stale_c), *drop_stale()),
-        ref="kafka-protocol §3.8 W4-W6 for the stale copy, with its own result, producer epoch and coordinator epoch "
-            "(KafkaApis.handleWriteTxnMarkersRequest runs a request read from a connection the coordinator has "
-            "since closed; SocketServer drops the answer); ProducerAppendInfo.appendEndTxnMarker, "
-            "ProducerStateManager.completeTxn",
-        doc="Appended as PL-22 appends the live marker; the coordinator is not told (it waits for the re-sent "
-            "request's answer, PL-22). Landing after the re-sent marker, and after the next transaction of the same "
-            "epoch opened a span at p, it closes that span with the earlier transaction's result."),
-    Row("PL-27", A, "WriteTxnMarkers (stale copy)", params=(t, p),
-        guard=(tid_used(t), writes_to(p), stale, stale_c >= pl_ce[p][t], Not(stale_w3_bad),
-               pl_end[p] >= Config("slots")),
-        updates=(g_bound.set(True),),
-        ref="model bound (config slots): PL-26 with no free log slot; BOUNDS flags a config that gets here",
-        doc="No protocol state changes; the ghost flag is BOUNDS."),
+    *marker_rows(LIVE_MARKER),
+    *marker_rows(STALE_MARKER),
     # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),
         guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
@@ -289,6 +340,7 @@ ROWS = (
         tags=("timeout",),
         ref="kafka-protocol §3.12 X2 (no open span, idle > producer.id.expiration.ms); "
             "ProducerStateManager.removeExpiredProducers"),
+    *REPLICATION_ROWS,
 )
 
 TABLE = Table("partition", ROWS, status=None, at=PARTITION,

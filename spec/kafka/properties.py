@@ -2,16 +2,16 @@
 
 RC(p), the records a read_committed reader gets, are the data slots below LSO(p) that are not in
 an aborted span: {s < LSO(p) : kind = DATA ∧ outcome ≠ ABORT}. RU(p) is every data slot below the
-HW (= log end). Two-state properties (DUR-2, ORD-3's monotonic LSO) are ghost flags set by the
+HW (= log end unless `replication_lag` is 1; the LSO is at most the HW, so RC(p) is below it too). Two-state properties (DUR-2, ORD-3's monotonic LSO) are ghost flags set by the
 rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on every transition.
 """
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always, LeadsTo, Recoverable, Sometimes
 
-from .domains import (CTP, OP, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
+from .domains import (CTP, LAG, OP, PResp, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
                       Tid, Txn, TxnState as S, in_use)
 from .state import (env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
-                    log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, pc_e, pc_st, pl_end, pl_first,
+                    log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, n_pres, hw, pc_e, pc_st, pl_end, pl_first,
                     pl_lso, pl_open, tc_e, tc_pend, tc_st, tl_e, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
 DATA = Kind.DATA
@@ -95,6 +95,13 @@ PROPERTIES = (
         Exists(Slot, lambda s: And(in_rc(p, s), log_inc[p][s] == i, log_k[p][s] == k))))))),
            "No lost acknowledged write: at quiescence every acknowledged batch of a COMMIT-decided γ is in RC(p).",
            ref="kafka-protocol §5.2 DUR-3"),
+    Always("DUR-4", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
+        And(in_use(p), Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK)),
+        Exists(Slot, lambda s: And(s < hw(p), data(p, s), log_inc[p][s] == i, log_k[p][s] == k)))))),
+           "An acknowledged batch is replicated: a batch answered NONE (the answer in flight or received) is in "
+           "its partition's log below the HW, so no leader change truncates it (acks=all).",
+           ref="kafka-protocol §3.13 LC1, §5.2 DUR-3; DelayedProduce, Partition.checkEnoughReplicasReachOffset",
+           applies=LAG),
     Always("ORD-1", ForAll(Part, lambda p: ForAll(Slot, lambda s: (s < pl_end[p]) == (log_kind[p][s] != Kind.EMPTY))),
            "Offset order: the log is a gap-free prefix of slots, so RC and RU list records in offset order.",
            ref="kafka-protocol §5.2 ORD-1"),
@@ -105,7 +112,7 @@ PROPERTIES = (
            "Marker order: a closed record is followed by a marker of its pid with its outcome "
            "(one open span per (p, pid) is structural: pl_open is a flag).", ref="kafka-protocol §5.2 ORD-2"),
     Always("ORD-3", And(Not(g_lso_dec), ForAll(Part, lambda p: And(
-        pl_lso[p] <= pl_end[p], ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
+        pl_lso[p] <= hw(p), ForAll(Tid, lambda t: Implies(pl_open[p][t], pl_lso[p] <= pl_first[p][t]))))),
            "LSO never decreases, LSO <= HW, and LSO <= the first offset of every open span.",
            ref="kafka-protocol §5.2 ORD-3"),
     Always("ORD-4", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(

@@ -4,9 +4,9 @@ checks this)."""
 from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import Config, If, Var
 
-from .domains import (MULTI, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
+from .domains import (MULTI, lagged, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
                       OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
-                      Txn, TxnCount, TxnState, Ver, IntRange, NO_PART, PartOrNone)
+                      Txn, TxnCount, TxnState, Ver, IntRange, NO_PART, PartOrNone, LeaderEpoch)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
 pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
@@ -100,7 +100,8 @@ log_seq = Var("log_seq", Seq, index=(Part, Slot), init=0,
 log_ce = Var("log_ce", StoredCEpoch, index=(Part, Slot), init=-1,
              doc="coordinator epoch of the marker (recorded only when `leader_failovers` >= 1: only the replay of a "
                  "leader change reads it)")
-pl_end = Var("pl_end", Offset, index=(Part,), init=0, doc="log end offset (= HW: appends are acks=all)")
+pl_end = Var("pl_end", Offset, index=(Part,), init=0,
+             doc="log end offset (= HW unless `replication_lag` is 1: then pl_hw)")
 pl_lso = Var("pl_lso", Offset, index=(Part,), init=0, doc="last stable offset")
 pl_e = Var("pl_e", Epoch, index=(Part, Tid), init=-1, doc="ProducerStateEntry.producerEpoch (-1: no state)")
 pl_seq = Var("pl_seq", LastSeq, index=(Part, Tid), init=-1, doc="last sequence appended")
@@ -166,6 +167,30 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,
         g_illegal, g_bound, n_late_k, log_ce, env_lf)
+
+# ---- replication lag (config `replication_lag`, kafka-protocol §3.13); after every other var, so that with the
+# switch off (cells constant) no other cell moves in the layout ------------------------------------------------
+pl_hw = Var("pl_hw", Offset, index=(Part,), init=0,
+            doc="high watermark of a data partition when `replication_lag` is 1 (0 otherwise, where HW = log end): "
+                "the offset every ISR follower has fetched up to")
+pl_le = Var("pl_le", LeaderEpoch, index=(Part,), init=0,
+            doc="leader epoch of a data partition when `replication_lag` is 1 (FLT-05 bumps it): a request waiting for "
+                "the HW at an older leader is answered NOT_LEADER_OR_FOLLOWER")
+n_pw = Var("n_pw", Offset, index=(Inc, Part, Txn), init=0,
+           doc="DelayedProduce: batch (i, p, k) is in p's log above the HW and its NONE answer waits until the HW "
+               "reaches this offset (the batch's end; 0: nothing waits, acks=all)")
+n_pwe = Var("n_pwe", LeaderEpoch, index=(Inc, Part, Txn), init=0, doc="leader epoch of the leader n_pw waits at")
+n_mw = Var("n_mw", Offset, index=(Tid, Part, CEpoch), init=0,
+           doc="the WriteTxnMarkers(pid, p) of the coordinator of epoch c is in p's log above the HW; its answer waits "
+               "until the HW reaches this offset (the marker's end; 0: nothing waits)")
+n_mwe = Var("n_mwe", LeaderEpoch, index=(Tid, Part, CEpoch), init=0, doc="leader epoch of the leader n_mw waits at")
+
+VARS = VARS + (pl_hw, pl_le, n_pw, n_pwe, n_mw, n_mwe)
+
+
+def hw(p):
+    """HW(p): pl_hw with `replication_lag`, else the log end (appends are replicated in the same step)."""
+    return If(lagged(p), pl_hw[p], pl_end[p])
 
 
 def call_offset(inc, txn):

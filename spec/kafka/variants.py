@@ -7,7 +7,7 @@ from txncheck.spec.expr import Config, ForAll, If, Max, Not, Or
 from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, ReplaceUpdate, Row, SetParam, Variant
 
 from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
-from .domains import CTP, OP, BatchSt, CResp, Part, PcState, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
+from .domains import CTP, OP, BatchSt, CResp, Part, PcState, PResp, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
 from .params import c, i, p, T, t
 from .leader import leader_change
 from .partition import marker_append, marker_rejected
@@ -206,4 +206,16 @@ VARIANTS = (
                    ReplaceUpdate("PL-22", "pl_lso", pl_end[p] + 1)),
             ref="KIP-98 design: LSO = min(first offset of open or unreplicated spans, HW)",
             trigger="first transactional batch appended; read_committed returns it while open"),
+    Variant("D6-ack-before-hw",
+            "With replication lag, the leader answers a Produce as soon as the batch is in its own log (as acks=1 "
+            "would), not once the HW covers it: a leader change to a follower that had not fetched the batch "
+            "truncates an acknowledged write.",
+            breaks=("DUR-4", "DUR-3"),
+            edits=(*[ReplaceUpdate(r, "n_pres", PResp.OK) for r in ("PL-05", "PL-06")],
+                   *[ReplaceUpdate(r, v) for r in ("PL-05", "PL-06") for v in ("n_pw", "n_pwe")]),
+            settings=(("replication_lag", 1), ("leader_failovers", 1)),
+            ref="KIP-98 design (transactional producers need acks=all); kafka-protocol §3.13 LC1; DelayedProduce, "
+                "Partition.checkEnoughReplicasReachOffset",
+            trigger="transactional batch appended above the HW and answered NONE; the leader changes to a follower "
+                    "whose log ends at the HW: the acknowledged batch is truncated"),
 )

@@ -23,7 +23,8 @@ duplicates = 0).
   invariants (IND-170..IND-180, IND-187: with them eos, which has a zombie, proves all but BOUNDS too);
 - kip98.py: protocols kip98 and verify without late produce (IND-190..IND-208: with them tiny under
   kip98 with delays 0 proves the same 19 as under TV2);
-- leader.py: leader changes of data partitions (IND-210: the producer state is the replay of the log).
+- leader.py: leader changes of data partitions (IND-210: the producer state is the replay of the log) and
+  replication lag (IND-211..IND-213: the HW, and the Produce and marker answers waiting for it).
 """
 from . import base, ctp, idempotence, kip98, leader, outcome, zombies
 

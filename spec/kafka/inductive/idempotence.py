@@ -174,10 +174,12 @@ INVARIANTS += (
         pc_e[i] >= 0)),
            "A client that is initialized, or has a transactional request outstanding, holds an epoch."),
     Always("IND-125", each_batch(lambda i, p, k: Implies(
-        And(NO_DUPLICATES, Or(n_prod[i][p][k] > 0, held(p, i, k), n_pres[i][p][k] == PResp.RETRY)),
+        And(NO_DUPLICATES, Config("replication_lag") == 0,
+            Or(n_prod[i][p][k] > 0, held(p, i, k), n_pres[i][p][k] == PResp.RETRY)),
         Not(slot_of(i, p, k)))),
            "Without client resends a batch is sent once and resent only after a retriable answer, which only a "
            "refused verification gives (nothing appended): a batch in flight, held for verification or answered "
            "retriable is not in p's log yet. On op, whose TxnOffsetCommit has no sequence number to be found a "
-           "duplicate (IND-71, IND-73 do not apply), this is what keeps a second copy out."),
+           "duplicate (IND-71, IND-73 do not apply), this is what keeps a second copy out. With replication lag a "
+           "batch a leader change answers NOT_LEADER_OR_FOLLOWER (PL-43) may have been kept by the new leader."),
 )

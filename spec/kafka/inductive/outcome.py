@@ -5,7 +5,7 @@ from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, tid_of, TxnState as S)
-from ..state import (b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
+from ..state import (hw, b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_e,
                      tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
@@ -275,8 +275,10 @@ INVARIANTS += (
         ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(And(log_inc[p][s] == i, log_k[p][s] == k), And(
             b_e[i][p][k] == log_e[p][s], log_e[p][s] >= 0, tid_of(i) == log_pid[p][s]))))))),
            "A data batch in the log carries the epoch its client fixed for it (batches are immutable)."),
-    Always("IND-124", ForAll(Part, lambda p: Implies(ForAll(Tid, lambda t: Not(pl_open[p][t])), pl_lso[p] == pl_end[p])),
-           "With no open span at p, the LSO is the log end (HW)."),
+    Always("IND-124", ForAll(Part, lambda p: Implies(And(ForAll(Tid, lambda t: Not(pl_open[p][t])), hw(p) == pl_end[p]),
+                                                     pl_lso[p] == pl_end[p])),
+           "With no open span at p and the HW at the log end, the LSO is the log end (HW); with replication lag a "
+           "closed span whose marker is above the HW still holds it (§1.4 unreplicated(p))."),
 )
 INVARIANTS += (
     Always("IND-126", Implies(Config("marker_dups") == 0, each_tid_part(lambda t, p: Not(n_mkd[t][p]))),
