@@ -61,7 +61,7 @@ def test_invariants_hold_on_every_reachable_state(config, overrides, variant):
     assert broken == BROKEN_BY.get(variant, set())
 
 
-@pytest.mark.parametrize("overrides", [{}, {"leader_failovers": 1}])
+@pytest.mark.parametrize("overrides", [{}, pytest.param({"leader_failovers": 1}, marks=pytest.mark.long)])
 def test_one_induction_proves_properties_with_the_invariants(overrides):
     """tiny, and tiny with a leader change (IND-210 states that producer state is the replay of the log)."""
     m = build_model(SPEC, "tiny", overrides)

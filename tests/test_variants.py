@@ -20,7 +20,7 @@ def _variants():
 
 
 # minutes on the scalar engine (D4's duplicates are found deep in the search): make test-long
-LONG = (("kafka", "D4-no-sequence-check"), ("kafka", "D6-ack-before-hw"))
+LONG = (("kafka", "D4-no-sequence-check"), ("kafka", "D6-ack-before-hw"), ("kafka", "B13-restart-drops-open-span"))
 
 
 @pytest.mark.parametrize("spec_name,variant", _variants())
