@@ -141,11 +141,16 @@ class IdSet(Domain):
     `none` labels an extra value -1, "no member", for a var that holds an id only some of the time
     (the partition of a request in flight): resetting it to -1 rather than to a member keeps the members
     alike, so that a symmetry over the id set stays sound. Such a domain is the same ids as the one
-    without `none` (they compare and mix), and symmetry leaves -1 in place."""
+    without `none` (they compare and mix), and symmetry leaves -1 in place.
+
+    `widest` marks a copy sized at the largest size the configuration allows (a fixed number), for an array
+    var that a row updates for every member with a loop written out in the spec: it is the same ids as the
+    configured set, and its members beyond the configured size keep their initial value."""
 
     size: Size = 1
     prefix: str = ""
     none: str = ""
+    widest: bool = False
 
     def values(self, env: Mapping[str, object]) -> range:
         n = resolve_int(self.size, env, self.name)
@@ -206,9 +211,10 @@ def same_ids(a: Domain, b: Domain) -> bool:
     """Two id sets (or two subset domains) are the same domain: one object, or a copy of it."""
     if a is b:
         return True
-    if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value: the same ids
-        return ({k: v for k, v in a.__dict__.items() if k != "none"}
-                == {k: v for k, v in b.__dict__.items() if k != "none"})
+    if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value, or widest: the same ids
+        skip = {"none", "size", "widest"} if a.widest or b.widest else {"none"}
+        return ({k: v for k, v in a.__dict__.items() if k not in skip}
+                == {k: v for k, v in b.__dict__.items() if k not in skip})
     return type(a) is type(b) and a.__dict__ == b.__dict__
 
 

@@ -142,7 +142,7 @@ def test_python_driver_capped_below_visited_set(tmp_path):
 
 
 def test_recoverable_properties_judged_over_more_edges_than_the_driver_may_hold(tmp_path):
-    # kafka ci with its recoverable properties: 1,225,124 states, 3,805,560 stored edges, 58 levels.
+    # kafka ci with its recoverable properties: 1.2 million states, about 3.7 million stored edges, 58 levels.
     # The per-state arrays the driver keeps fit under the cap (the index, 20 B a state: 24.5 MB,
     # memory-mapped, plus the goal and when masks, 6 B a state: 7.4 MB); the edges alone, at the local
     # engines' 20 B an edge, are 76.1 MB, more than the 48 MiB (50.3 MB) the Python driver may grow by.

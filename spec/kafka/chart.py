@@ -19,7 +19,7 @@ from .domains import OP, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, 
 from .params import c, i, k, p, T, t
 from .state import (b_e, b_s, call_offset, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_late, n_late_e, n_late_p,
                     n_late_rq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab,
-                    n_pres, n_prod, pc_rq, pc_rqp, pc_st, pl_ver, pl_vi, pl_vk, tc_pend, tc_pend_e, tc_pend_p)
+                    n_pres, n_prod, pc_rq, pc_rqp, pc_st, pl_vb, tc_pend, tc_pend_e, tc_pend_p)
 
 
 # places of the tables' rows (the tables import these)
@@ -168,15 +168,15 @@ CHANNELS = (
                    (tc_pend[t] == Pend.PrepareAbort, "append PrepareAbort")),
             fields=(Field("epoch", tc_pend_e[t]), Field("partition", tc_pend_p[t], when=tc_pend[t] == Pend.Ongoing)),
             doc="the pending transition (pendingState) on its way to __transaction_state (§2.1 mechanics 2)"),
-    Channel("verification", (p, t), pl_ver[p][t] == Ver.PENDING, sender=PARTITION, receiver=At("coordinator", t),
+    Channel("verification", (i, p, k), pl_vb[p][i][k] == Ver.PENDING, sender=PARTITION, receiver=COORDINATOR,
             names=((VERIFY, "AddPartitionsToTxn VerifyOnly"), (TV2, "AddPartitionsToTxn")),
-            fields=(Field("epoch", b_e[pl_vi[p][t]][p][pl_vk[p][t]]),),
-            doc="the leader asks the coordinator about the batch it holds (§3.11): v4 VerifyOnly under "
+            fields=(Field("epoch", b_e[i][p][k]),),
+            doc="the leader asks the coordinator about a batch it holds (§3.11): v4 VerifyOnly under "
                 "protocol (b), the v5 implicit add under TV2"),
-    Channel("verification response", (p, t), pl_ver[p][t].is_in(Ver.OK, Ver.RETRY), sender=At("coordinator", t),
+    Channel("verification response", (i, p, k), pl_vb[p][i][k].is_in(Ver.OK, Ver.RETRY), sender=COORDINATOR,
             receiver=PARTITION, names=((TRUE, "AddPartitionsToTxn response"),),
-            fields=(Field("error", If(pl_ver[p][t] == Ver.OK, VerifyError.NONE,
-                                                            VerifyError.NOT_COORDINATOR), domain=VerifyError),),
+            fields=(Field("error", If(pl_vb[p][i][k] == Ver.OK, VerifyError.NONE,
+                                      VerifyError.NOT_COORDINATOR), domain=VerifyError),),
             doc="NONE lets the held batch be appended; the other answers are passed straight on to the "
                 "producer as its Produce response (the model's one step for the leader's hop)"),
 )

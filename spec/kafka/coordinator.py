@@ -36,18 +36,20 @@ from .handlers import (A, ISE, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, asser
                        illegal_state, no_pend, pending)
 from .params import c, i, k, p, T, t
 from .requests import LATE, LIVE
-from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_pres, pc_e, pl_ver, pl_vi, pl_vk, tc_ce,
+from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_pres, pc_e, pl_vb, pl_vst, tc_ce,
                     tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
                     tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_vrej, g_pk, g_illegal)
-from .txnlog import clear_pend, decide, markers
+from .txnlog import clear_pend, decide, implicit_add_done, markers
 
 # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
 e_b = b_e[i][p][k]
-held = (pl_ver[p][T] == Ver.PENDING, pl_vi[p][T] == i, pl_vk[p][T] == k)
+held = (pl_vb[p][i][k] == Ver.PENDING,)
 
 
 def to_leader(code):
-    return (n_pres[i][p][k].set(code), pl_ver[p][T].set(Ver.NONE), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
+    """The leader passes the coordinator's error on as the batch's Produce response; the batch is no longer held."""
+    return (n_pres[i][p][k].set(code), pl_vb[p][i][k].set(Ver.NONE), pl_vst[p][i][k].set(False))
+
 
 
 # -- transaction-log appends (persist, then apply) ------------------------------------------------
@@ -146,7 +148,7 @@ ROWS = (
         ref="kafka-protocol §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
     Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
-        updates=(pl_ver[p][T].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
+        updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
     Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
         guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
@@ -159,11 +161,11 @@ ROWS = (
         updates=to_leader(PResp.RETRY), ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client)"),
     Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
-        updates=(pl_ver[p][T].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
+        updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
     Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
         guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-        updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_ver[p][T].set(Ver.ADDING),
+        updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_vb[p][i][k].set(Ver.ADDING),
                  g_pk[T].set(k)),
         ref="kafka-protocol §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
     *assertions(LIVE),
@@ -197,7 +199,7 @@ ROWS = (
     Row("TL-03", A, "TL append durable: Ongoing (TV2 implicit add)", params=(t, p), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
                completes_from("Ongoing")),
-        updates=(*apply_ongoing(), pl_ver[p][t].set(If(pl_ver[p][t] == Ver.ADDING, Ver.OK, pl_ver[p][t])),
+        updates=(*apply_ongoing(), *implicit_add_done(t, p, Ver.OK),
                  g_ci[t].set(If(starts_txn, tc_pend_cli[t], g_ci[t])), g_ck[t].set(If(starts_txn, g_pk[t], g_ck[t]))),
         ref="kafka-protocol §3.11 TV2 implicit add (answered to the leader once durable); KIP-890 part 2"),
     Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c), at=TXN_LOG, sends_from=At("coordinator", t),

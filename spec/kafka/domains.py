@@ -11,6 +11,8 @@ from txncheck.spec.expr import And, Config, If, MaxOver, Min, Or
 MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
 MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
 MAXS = 10  # log slots per partition the tables are written for (config `slots` <= MAXS)
+MAXI = 3  # incarnations the tables are written for where a row updates every batch (config `incs` <= MAXI)
+MAXK = 3  # transactions per incarnation, likewise (config `txns` <= MAXK)
 
 Protocol = EnumDomain("Protocol", ("kip98", "verify", "tv2"))
 # Client profiles (config `client`, docs/kafka-protocol.md §2.2 "Client profiles"): which client behaviours
@@ -42,8 +44,10 @@ Pend = EnumDomain("Pend", ("NONE", "Empty", "Ongoing", "PrepareCommit", "Prepare
 # Who waits for a pending transition's callback: nobody (a fence or timeout), the client, a partition
 # leader (TV2 implicit add), or a closed connection (a late copy of a request the client abandoned).
 PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER", "ABANDONED"))
-# A leader's VerificationStateEntry / TV2 implicit add in progress for (p, pid).
-Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "CLEARED", "RETRY", "ADDING"))
+# Where a Produce batch stands in a leader's verification (§3.11): not held, its verification request (v4
+# VerifyOnly, or the TV2 implicit add) out at the coordinator, answered NONE, answered retriable (the coordinator
+# moved, or this broker is no longer the leader), or its TV2 implicit add being logged.
+Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "RETRY", "ADDING"))
 
 Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
 Tid = IdSet("Tid", size=MAXT, prefix="tid")            # transactional ids (= producer ids here)
@@ -54,6 +58,10 @@ PartOrNone = IdSet("Part", size=MAXP, prefix="p", none="none")
 NO_PART = -1
 Slot = IdSet("Slot", size=MAXS, prefix="o")            # log offsets
 Txn = IntRange("Txn", 1, "txns")                       # transaction counter k of an incarnation
+# the same, at their fixed maxima: the index domains of a per-batch var that a row updates for every batch of a pid
+# (the cells beyond `incs` / `txns` keep their initial value, so they add no states)
+IncSlot = IdSet("Inc", size=MAXI, prefix="inc", widest=True)
+TxnSlot = IntRange("Txn", 1, MAXK)
 TxnCount = IntRange("TxnCount", 0, "txns")
 Epoch = IntRange("Epoch", -1, "maxe")
 Seq = IntRange("Seq", 0, "maxseq")
@@ -86,6 +94,12 @@ def tid_of(i):
     """The transactional id an incarnation uses: every restart reuses tid 1, unless the config has
     one tid per worker (`tids` = 2, variant B7), where incarnation 2 is another worker's tid."""
     return Min(i, Config("tids") - 1)
+
+
+def batch_used(j, kk):
+    """Batch cell (incarnation j, transaction kk) of a per-batch var exists in this configuration (the vars are
+    indexed up to MAXI, MAXK)."""
+    return And(j < Config("incs"), kk <= Config("txns"))
 
 
 def in_use(p):

@@ -15,10 +15,10 @@ from .params import c, i, p, t
 from .leader import leader_change
 from .requests import abandoned, cleared, late_cleared
 from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_late_ce, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
-                    n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, pl_ver, tc_ce, tc_e, tc_last,
+                    n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, tc_ce, tc_e, tc_last,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
-from .txnlog import clear_pend, decide, markers
+from .txnlog import clear_pend, decide, implicit_add_done, markers
 
 d = Param("durable", BOOL)
 
@@ -92,7 +92,6 @@ starts_durably = And(d, tc_pend[t] == Pend.Ongoing, tc_st[t] != S.Ongoing)
 waiting_client = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT)
 waiting_leader = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.LEADER)
 cli_resp = n_cresp[tc_pend_cli[t]]
-lead_ver = pl_ver[Max(tc_pend_p[t], 0)][t]  # no partition pending (none): a write of p1's own value
 
 FLT = Table("faults", (
     Row("FLT-01", "env", "producer crash and restart (same transactional.id)", params=(i,), at=At("producer", prev),
@@ -119,7 +118,9 @@ FLT = Table("faults", (
                  *decide(t, If(tc_pend[t] == Pend.PrepareCommit, Outcome.COMMIT, Outcome.ABORT),
                          And(d, tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_st[t] == S.Ongoing)),
                  cli_resp.set(If(waiting_client, CResp.RETRY, cli_resp)),
-                 lead_ver.set(If(And(waiting_leader, lead_ver == Ver.ADDING), Ver.RETRY, lead_ver)),
+                 # the implicit add being logged fails with NOT_COORDINATOR: the leader answers its batch retriable
+                 *[u for q in range(MAXP) for u in implicit_add_done(t, q, If(
+                     And(waiting_leader, tc_pend_p[t] == q), Ver.RETRY, Ver.ADDING))],
                  w_redrive.set(Or(w_redrive, redrive)),
                  g_ci[t].set(If(starts_durably, tc_pend_cli[t], g_ci[t])),
                  g_ck[t].set(If(starts_durably, g_pk[t], g_ck[t])),

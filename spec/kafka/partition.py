@@ -12,23 +12,28 @@ spec/kafka/leader.py) truncates nothing. With it a data partition's HW (`pl_hw`)
 their answers wait in DelayedProduce (PL-40..PL-44), and a leader change may truncate above the HW. The LSO
 is a variable updated by every append and HW move: min(first offset of every span open below the HW, HW) (§1.4). Duplicate detection keeps every
 batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 per epoch).
-A leader holds one batch per (p, pid) while it is being verified; another batch of the same pid
-waits in the network meanwhile (a timing restriction: Kafka would replace the guard, P4).
+Verification (§3.11, P4) is per batch and shared per pid, as Kafka's leader keeps it: every batch of a pid that
+needs verification joins the pid's VerificationStateEntry at p and carries its guard, and is verified on its own;
+a marker of the pid at p clears the entry, so the guards held then are stale (`entry_cleared`), and a stale guard
+fails the append only while the pid has no ongoing transaction at p (INVALID_TXN_STATE); with one, the guard is
+not checked and the epoch and sequence checks decide. A retry copy of a batch that is itself held waits in the
+network until the held one is answered (a timing restriction: the client resends only after its request timed
+out).
 """
 from typing import NamedTuple
 
-from txncheck.spec.expr import And, Config, If, Max, MinOver, Not, Or
+from txncheck.spec.expr import And, Config, ForAll, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (lagged, tid_used, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (batch_used, lagged, tid_of, tid_used, IncSlot, TxnSlot, MAXI, MAXK, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
 from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
-                    pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_mk, tl_e,
+                    pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
 A = "partition"
@@ -52,9 +57,12 @@ verified_span = And(pl_open[p][T], stored == e_b)
 needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
 room = pl_end[p] < Config("slots")
 in_flight = n_prod[i][p][k] > 0
-held = lambda st: (pl_ver[p][T] == st, pl_vi[p][T] == i, pl_vk[p][T] == k)
-# answered whatever the verification state (PL-01, PL-02, PL-03); every other Produce waits while the
-# leader holds a batch of the pid (module doc)
+vb = pl_vb[p][i][k]  # where batch (i, p, k) stands in p's verification
+not_held = vb == Ver.NONE
+# the append's guard check (UnifiedLog.analyzeAndValidateProducerState): skipped while the pid has an ongoing
+# transaction at p (an open span, whatever its epoch); otherwise the batch's guard must still be the entry's
+guard_ok = Or(Not(pl_vst[p][i][k]), pl_open[p][T])
+# answered whatever the verification state (PL-01, PL-02, PL-03); another copy of a held batch waits (module doc)
 answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
 
 abandoned = n_oab[i][k] != -1  # an abandoned copy of (i, k)'s TxnOffsetCommit is in flight (§3.4 O6)
@@ -63,12 +71,34 @@ LSO_ON_DATA = pl_lso[p]  # a data append never moves the LSO: the span it joins 
 
 
 def release():
-    return (pl_ver[p][T].set(Ver.NONE), pl_vi[p][T].set(0), pl_vk[p][T].set(0))
+    """Batch (i, p, k) is no longer held: it was appended, refused or answered (a no-op for a batch not held)."""
+    return (vb.set(Ver.NONE), pl_vst[p][i][k].set(False))
+
+
+def none_held(part, pid):
+    """No batch of `pid` is held for verification at `part`."""
+    return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: Or(Not(batch_used(j, kk)), tid_of(j) != pid,
+                                                                  pl_vb[part][j][kk] == Ver.NONE)))
+
+
+def entry_cleared(pid):
+    """A marker of `pid` appended at p clears its VerificationStateEntry: every batch of the pid held at p keeps a
+    guard that is stale from now on (a later batch gets a new entry and guard). Kafka clears the entry on a data
+    append too, but that is not observable: a guard is checked only while the pid has no open span at p, and the
+    span a data append opens closes only by a marker, which clears the entry again."""
+    ups = []
+    for j in range(MAXI):
+        for kk in range(1, MAXK + 1):
+            stale = pl_vst[p][j][kk]
+            joined = And(batch_used(j, kk), tid_of(j) == pid, pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))
+            ups.append(stale.set(Or(stale, joined)))
+    return tuple(ups)
 
 
 def append_data(offset=None, answer=True):
-    """The batch (i, p, k) is appended; on op it is a TxnOffsetCommit of `offset` (default: the current call's),
-    answered NONE unless its sender abandoned it (`answer` False)."""
+    """The batch (i, p, k) is appended (and no longer held); on op it is a TxnOffsetCommit of `offset` (default: the
+    current call's), answered NONE unless its sender abandoned it (`answer` False: then it is a copy, and the
+    live request of the batch, held or not, stays as it is)."""
     pos = pl_end[p]
     off = call_offset(i, k) if offset is None else offset
     return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(T), log_inc[p][pos].set(i), log_k[p][pos].set(k),
@@ -77,7 +107,7 @@ def append_data(offset=None, answer=True):
             pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
             pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
-            *(acked(lagged(p)) if answer else ()))
+            *((*release(), *acked(lagged(p))) if answer else ()))
 
 
 def acked(waits, until=None):
@@ -125,8 +155,7 @@ def marker_append(commit, epoch, ce):
             pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
             g_cereg.set(Or(g_cereg, ce < pl_ce[p][t])),
             gc_off.set(If(And(is_op(p), commit, gc_pend[t] != -1), gc_pend[t], gc_off)),
-            gc_pend[t].set(If(is_op(p), -1, gc_pend[t])),
-            pl_ver[p][t].set(If(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Ver.CLEARED, pl_ver[p][t])))
+            gc_pend[t].set(If(is_op(p), -1, gc_pend[t])), *entry_cleared(t))
 
 
 def marker_rejected(epoch):
@@ -243,67 +272,69 @@ ROWS = (
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
         ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
     Row("PL-04", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, pl_ver[p][T] == Ver.NONE),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), pl_ver[p][T].set(Ver.PENDING), pl_vi[p][T].set(i),
-                 pl_vk[p][T].set(k)),
+        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, not_held),
+        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), vb.set(Ver.PENDING), pl_vst[p][i][k].set(False)),
         ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
             "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
             "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
     Row("PL-05", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), not_held, room),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
         ref=f"kafka-protocol §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
             f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
             "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
     Row("PL-06", A, "verified Produce appended", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, room),
-        updates=(*append_data(), *release()),
-        ref="kafka-protocol §3.5 P11 with the verification guard (§3.11); UnifiedLog.append(verificationGuard)"),
+        guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, seq_ok, room),
+        updates=append_data(),
+        ref="kafka-protocol §3.5 P11 with the verification guard (§3.11; not checked while the pid has an ongoing "
+            "transaction at p); UnifiedLog.append(verificationGuard), UnifiedLog.analyzeAndValidateProducerState"),
     Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, Not(seq_ok)),
+        guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, Not(seq_ok)),
         updates=(n_pres[i][p][k].set(If(dup, If(dup_waits, n_pres[i][p][k], PResp.OK),
                                         If(fenced, FENCED_RESP, PResp.OOS))),
                  n_pw[i][p][k].set(If(And(dup, dup_waits), dup_end, n_pw[i][p][k])),
                  n_pwe[i][p][k].set(If(And(dup, dup_waits), pl_le[p], n_pwe[i][p][k])), *release()),
         ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
-    Row("PL-08", A, "verification guard cleared", params=(i, p, k), guard=(writes_to(p), *held(Ver.CLEARED)),
+    Row("PL-08", A, "verification guard cleared", params=(i, p, k),
+        guard=(writes_to(p), vb == Ver.OK, Not(guard_ok), gen_ok),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
-        ref="kafka-protocol §3.5 P4 (guard cleared by a marker: INVALID_TXN_STATE); VerificationStateEntry"),
-    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), *held(Ver.RETRY)),
+        ref="kafka-protocol §3.5 P4 (the guard was cleared by a transactional append of the pid since, and the pid "
+            "has no ongoing transaction at p: INVALID_TXN_STATE); UnifiedLog.analyzeAndValidateProducerState "
+            "(batchMissingRequiredVerification), ProducerStateManager.clearVerificationStateEntry"),
+    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), vb == Ver.RETRY),
         updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
         ref="kafka-protocol §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
     Row("PL-10", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), pl_ver[p][T] == Ver.NONE),
+        guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), not_held),
         updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
         ref="kafka-protocol §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
             "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
         doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
             "longer current is refused before the append's epoch check."),
-    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), *held(Ver.OK), Not(gen_ok)),
+    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), vb == Ver.OK, Not(gen_ok)),
         updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
         ref="kafka-protocol §3.4 O2 after O3: the generation is checked once verification succeeded; "
             "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
     Row("PL-12", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, pl_ver[p][T] != Ver.NONE, Not(answered_while_held)),
+        guard=(writes_to(p), in_flight, Not(not_held), Not(answered_while_held)),
         updates=(),
-        ref="model timing restriction (module doc): the leader holds one batch per (p, pid) while it is verified "
-            "and another batch of that pid waits in the network until the held one is released; Kafka would "
-            "share or replace the VerificationGuard (kafka-protocol §3.5 P4, §3.11; "
-            "ProducerStateManager.maybeCreateVerificationStateEntry)",
+        ref="model timing restriction (module doc): another copy of a batch the leader holds for verification waits "
+            "in the network until the held one is answered (the client resends a batch only after its request "
+            "timed out)",
         doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
     Row("PL-13", A, "Produce", params=(i, p, k),
-        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
+        guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), not_held, Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-05 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-14", A, "verified Produce appended", params=(i, p, k),
-        guard=(writes_to(p), *held(Ver.OK), gen_ok, seq_ok, Not(room)),
+        guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, seq_ok, Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     # -- a TxnOffsetCommit its sender abandoned on a request timeout (§3.4 O6): nobody hears its answer --------
     Row("PL-15", A, "abandoned TxnOffsetCommit", params=(i, p, k),
-        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), pl_ver[p][T] == Ver.NONE, room),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), room),
         updates=(n_oab[i][k].set(-1), *append_data(n_oab[i][k], answer=False)),
         ref="kafka-protocol §3.4 O6 (the late copy joins the open span at its epoch and overwrites pending[g][pid]: "
             "last write wins), §3.4 O5; UnifiedLog.maybeStartTransactionVerification (hasOngoingTransaction: no "
@@ -318,23 +349,22 @@ ROWS = (
         doc="Refused by the epoch check (after the TV2 marker at e+1, or inside the next transaction's span) or by "
             "the generation check; nothing is appended and nobody is answered."),
     Row("PL-17", A, "abandoned TxnOffsetCommit", params=(i, p, k),
-        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), pl_ver[p][T] == Ver.NONE, Not(room)),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-15 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     Row("PL-18", A, "abandoned TxnOffsetCommit", params=(i, p, k),
-        guard=(at_op, abandoned, gen_ok, Not(fenced), Or(needs_verify, pl_ver[p][T] != Ver.NONE)),
+        guard=(at_op, abandoned, gen_ok, Not(fenced), needs_verify),
         updates=(),
         ref="model timing restriction (kafka-protocol §3.4 O6): a late copy that would need its own verification "
-            "(no open span at its epoch under verify or tv2), or that finds another batch of its pid held for "
-            "verification (as PL-12), stays in the network until a span at its epoch is open or the epoch check "
-            "refuses it; Kafka would verify it itself",
+            "(no open span at its epoch under verify or tv2) stays in the network until a span at its epoch is open "
+            "or the epoch check refuses it; Kafka would verify it itself",
         doc="Not taken yet: the copy stays in flight and nothing changes (a stutter step)."),
     *marker_rows(LIVE_MARKER),
     *marker_rows(STALE_MARKER),
     # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),
-        guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), pl_ver[p][t] == Ver.NONE,
+        guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), none_held(p, t),
                env_exp < Config("expiries")),
         updates=(pl_e[p][t].set(-1), pl_seq[p][t].set(-1), pl_ce[p][t].set(-1), env_exp.set(env_exp + 1)),
         tags=("timeout",),

@@ -6,7 +6,7 @@ from txncheck.spec.expr import Config, If, Var
 
 from .domains import (MULTI, lagged, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
                       OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
-                      Txn, TxnCount, TxnState, Ver, IntRange, NO_PART, PartOrNone, LeaderEpoch)
+                      Txn, TxnCount, TxnState, Ver, IntRange, IncSlot, TxnSlot, NO_PART, PartOrNone, LeaderEpoch)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
 pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
@@ -108,9 +108,14 @@ pl_seq = Var("pl_seq", LastSeq, index=(Part, Tid), init=-1, doc="last sequence a
 pl_ce = Var("pl_ce", StoredCEpoch, index=(Part, Tid), init=-1, doc="coordinatorEpoch of the last marker")
 pl_open = Var("pl_open", BOOL, index=(Part, Tid), init=False, doc="open span (currentTxnFirstOffset set)")
 pl_first = Var("pl_first", Slot, index=(Part, Tid), init=0, doc="first offset of the open span")
-pl_ver = Var("pl_ver", Ver, index=(Part, Tid), init=Ver.NONE, doc="VerificationStateEntry / implicit add")
-pl_vi = Var("pl_vi", Inc, index=(Part, Tid), init=0, doc="incarnation of the batch held for verification")
-pl_vk = Var("pl_vk", TxnCount, index=(Part, Tid), init=0, doc="transaction of the held batch")
+pl_vb = Var("pl_vb", Ver, index=(Part, IncSlot, TxnSlot), init=Ver.NONE,
+            doc="batch (i, k) held by p's leader for verification (§3.11): its request out at the coordinator, "
+                "answered, or its TV2 implicit add being logged; every batch of a pid shares the pid's "
+                "VerificationStateEntry (ProducerStateManager.maybeCreateVerificationStateEntry)")
+pl_vst = Var("pl_vst", BOOL, index=(Part, IncSlot, TxnSlot), init=False,
+             doc="the guard batch (i, k) holds is stale: a transactional batch or marker of its pid was appended at p "
+                 "since it joined the entry, which cleared it (UnifiedLog.updateProducers); checked at the append "
+                 "only when the pid has no ongoing transaction there")
 
 # ---- environment budgets --------------------------------------------------------------------------
 env_to = Var("env_to", IntRange("Timeouts", 0, "timeouts"), init=0, doc="coordinator timeout aborts used")
@@ -162,7 +167,7 @@ VARS = (pc_st, pc_e, pc_k, pc_seq, pc_add, pc_b, pc_rq, pc_rqp, pc_bump, b_e, b_
         n_pres, n_oab, n_mk, n_mk_res, n_mk_e, n_mkd, n_mkd_res, n_mkd_e, n_mkd_c,
         tc_st, tc_e, tc_last, tc_parts, tc_pend, tc_pend_e, tc_pend_last, tc_pend_by, tc_pend_cli, tc_pend_p,
         tc_mk, tc_ff, tc_ce, tl_st, tl_e, tl_parts,
-        log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_ver, pl_vi, pl_vk,
+        log_kind, log_pid, pl_end, pl_lso, pl_e, pl_seq, pl_ce, pl_open, pl_first, pl_vb, pl_vst,
         env_to, env_dl, env_dup, env_loss, env_exp, env_tlf, env_mkd, env_late,
         log_inc, log_k, log_e, log_seq, log_out, log_ret, g_dec, g_ci, g_ck, g_pk, g_ack, g_ackc,
         g_torn, g_f2, g_cereg, g_lso_dec, g_vislost, w_fence, w_redrive, w_vrej, w_dup, w_gen, log_src,

@@ -7,9 +7,9 @@ decision of the current transaction (a ghost), and enqueueing WriteTxnMarkers (Â
 """
 from txncheck.spec.expr import And, If, Max, Or
 
-from .domains import MAXP, NO_PART, Outcome, Pend, PendBy
-from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
-                    tc_pend_e, tc_pend_last, tc_pend_p)
+from .domains import MAXI, MAXK, MAXP, NO_PART, Outcome, Pend, PendBy, Ver, batch_used, tid_of
+from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, pl_vb, tc_mk, tc_pend, tc_pend_by,
+                    tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p)
 
 
 def clear_pend(tid):
@@ -37,3 +37,11 @@ def markers(tid, ce, result, epoch, parts):
                 tc_mk[tid][q].set(on)]
     return tuple(ups)
 
+
+
+def implicit_add_done(tid, part, to):
+    """The batch of `tid` whose TV2 implicit add of `part` was being logged (at most one: the coordinator has one
+    pending transition per tid) moves to `to`: OK once the add is durable, RETRY when a failover fails it."""
+    return tuple(pl_vb[part][j][kk].set(If(And(batch_used(j, kk), tid_of(j) == tid, pl_vb[part][j][kk] == Ver.ADDING), to,
+                                            pl_vb[part][j][kk]))
+                 for j in range(MAXI) for kk in range(1, MAXK + 1))

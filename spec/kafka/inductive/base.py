@@ -9,7 +9,7 @@ from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, Pc
 from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
-                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_ver, pl_vi, pl_vk,
+                    n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_vb, pl_vst,
                     tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st)
 
@@ -138,8 +138,7 @@ INVARIANTS = (
     Always("IND-45", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(k > pc_k[i], And(
         b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE))))),
            "A transaction the client has not begun has no batch, no Produce request and no response."),
-    Always("IND-46", ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Inc, lambda i: Implies(
-        And(pl_ver[p][t] != Ver.NONE, pl_vi[p][t] == i), And(pl_vk[p][t] >= 1, pl_vk[p][t] <= pc_k[i]))))),
+    Always("IND-46", each_batch(lambda i, p, k: Implies(pl_vb[p][i][k] != Ver.NONE, k <= pc_k[i])),
            "A batch a leader holds for verification belongs to a transaction its client has begun."),
     Always("IND-47", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(decided(i, k), k <= pc_k[i]))),
            "Only transactions a client has begun are decided."),
@@ -191,10 +190,11 @@ INVARIANTS = (
            "coordinator's; without the late_requests budget there is none, and no transition waits for an abandoned "
            "request."),
     # -- partition log ------------------------------------------------------------------------------
-    Always("IND-21", each_tid_part(lambda t, p: Implies(
-        pl_ver[p][t] == Ver.OK, And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p]))),
-           "A batch the coordinator verified (VerificationGuard set) belongs to a transaction whose durable "
-           "record is Ongoing or Prepare* and lists p."),
+    Always("IND-21", each_batch(lambda i, p, k: Implies(
+        And(pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])),
+        And(tl_st[tid_of(i)].is_in(S.Ongoing, *PREPARE), tl_parts[tid_of(i)][p]))),
+           "A batch the coordinator verified whose guard is still current (no transactional append of its pid at "
+           "p since) belongs to a transaction whose durable record is Ongoing or Prepare* and lists p."),
     Always("IND-22", ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Slot, lambda s: Implies(
         data_of(p, s, t), (log_out[p][s] == Outcome.NONE) == And(pl_open[p][t], s >= pl_first[p][t]))))),
            "A data batch has no outcome exactly when it is in its pid's open span (at or after the span's "
@@ -210,7 +210,8 @@ INVARIANTS = (
     Always("IND-31", each_tid_part(lambda t, p: Implies(tc_mk[t][p], And(tl_st[t].is_in(*PREPARE), tl_parts[t][p]))),
            "The coordinator awaits a marker only for a partition of a durable Prepare* transaction."),
     Always("IND-32", each_tid_part(lambda t, p: Implies(
-        And(TV2, tl_st[t].is_in(*PREPARE), Not(tc_mk[t][p])), And(Not(pl_open[p][t]), pl_ver[p][t] != Ver.OK))),
+        And(TV2, tl_st[t].is_in(*PREPARE), Not(tc_mk[t][p])), And(Not(pl_open[p][t]), ForAll(Inc, lambda i: ForAll(
+            Txn, lambda k: Implies(tid_of(i) == t, Not(And(pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k]))))))))),
            "Under TV2 (KIP-890 part 2), once p acknowledged a Prepare* transaction's marker its span stays "
            "closed: a late batch needs a verification the coordinator refuses in Prepare*. (Under KIP-98 a "
            "late produce reopens it: B1.)"),

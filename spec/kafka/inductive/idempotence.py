@@ -8,7 +8,7 @@ from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, 
                        Slot, TV2, Tid, Txn, Ver, is_op, tid_of, writes_to, TxnState as S)
 from ..state import (b_e, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
-                     pl_ce, pl_e, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
+                     pl_ce, pl_e, pl_open, pl_seq, pl_vb, pl_vst, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
                      tc_pend_e, tc_pend_p, tl_e, tl_st)
 from .base import NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for, slot_of
 
@@ -25,7 +25,7 @@ INVARIANTS = (
            "every batch of that pid in its log: epochs only grow and a marker at a new epoch forgets the sequence."),
     Always("IND-62", each_batch(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p] == BatchSt.NONE)), And(
         b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(g_ack[i][p][k]),
-        Not(And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k)),
+        pl_vb[p][i][k] == Ver.NONE,
         ForAll(Slot, lambda s: Not(batch_slot(p, s, i, k)))))),
            "A batch the client has not drained yet exists nowhere: not in flight, not held for verification, "
            "not in the log, never acknowledged."),
@@ -61,12 +61,7 @@ def dominated(i, p, k):
 
 def held(p, i, k):
     """p's leader holds batch (i, p, k) for verification."""
-    return And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k)
-
-
-def held_e(p, t):
-    """Epoch of the batch p's leader holds for verification for pid t."""
-    return b_e[pl_vi[p][t]][p][pl_vk[p][t]]
+    return pl_vb[p][i][k] != Ver.NONE
 
 
 INVARIANTS += (
@@ -87,24 +82,39 @@ INVARIANTS += (
            "Under TV2, a span is open at the durable epoch while its transaction is Ongoing, and at an epoch "
            "one below it exactly while it awaits the marker of a Prepare* transaction (every EndTxn and fence bumps "
            "the epoch before its markers)."),
-    Always("IND-66", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
-        And(TV2, pl_ver[p][t] == Ver.OK), Or(And(held_e(p, t) == tl_e[t], tl_st[t] == S.Ongoing),
-                                             And(held_e(p, t) == tl_e[t] - 1, tl_st[t] == S.PrepareAbort, tc_mk[t][p]))))),
-           "Under TV2, a verified batch held at the leader carries the durable epoch of an Ongoing transaction, or "
-           "the one below it of a transaction being aborted (a fence or abort), whose marker will clear its guard."),
+    Always("IND-66", each_batch(lambda i, p, k: Implies(
+        And(TV2, pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])),
+        Or(And(b_e[i][p][k] == tl_e[tid_of(i)], tl_st[tid_of(i)] == S.Ongoing),
+           And(b_e[i][p][k] == tl_e[tid_of(i)] - 1, tl_st[tid_of(i)] == S.PrepareAbort, tc_mk[tid_of(i)][p])))),
+           "Under TV2, a verified batch held at the leader with a current guard carries the durable epoch of an "
+           "Ongoing transaction, or the one below it of a transaction being aborted (a fence or abort), whose marker "
+           "will clear its guard."),
     Always("IND-67", ForAll(Part, lambda p: ForAll(Tid, lambda t: pl_e[p][t] <= tl_e[t])),
            "No partition leader stores a producer epoch above the durable one (batches and markers carry only "
            "logged epochs)."),
-    Always("IND-68", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
-        And(TV2, pl_ver[p][t] == Ver.ADDING), And(
-            tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p,
-            held_e(p, t) == tc_pend_e[t])))),
+    Always("IND-68", each_batch(lambda i, p, k: Implies(
+        And(TV2, pl_vb[p][i][k] == Ver.ADDING), And(
+            tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
+            b_e[i][p][k] == tc_pend_e[tid_of(i)]))),
            "Under TV2, a batch held while its implicit add is being logged carries the epoch of the coordinator's "
            "pending Ongoing transition for that partition."),
-    Always("IND-69", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
-        And(pl_ver[p][t].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vk[p][t] == pc_k[pl_vi[p][t]]),
-        pc_b[pl_vi[p][t]][p].is_in(BatchSt.SENT, BatchSt.FAILED)))),
+    Always("IND-69", each_batch(lambda i, p, k: Implies(
+        And(pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), k == pc_k[i]),
+        pc_b[i][p].is_in(BatchSt.SENT, BatchSt.FAILED))),
            "A batch a leader holds for verification has not been acknowledged to its client yet."),
+    Always("IND-221", each_batch(lambda i, p, k: Implies(
+        And(pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Not(pl_vst[p][i][k])),
+        Not(And(pl_open[p][tid_of(i)], pl_e[p][tid_of(i)] == b_e[i][p][k])))),
+           "A batch held for verification whose guard is current finds no span of its pid open at its epoch: it "
+           "needed verification when it joined, and a span at its epoch opens only by its own append or, under "
+           "TV0/1, by the next transaction at the same epoch, which begins after a marker made its guard stale."),
+    Always("IND-222", each_batch(lambda i, p, k: Implies(
+        And(TV2, pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vst[p][i][k]),
+        Or(b_e[i][p][k] < pl_e[p][tid_of(i)], And(b_e[i][p][k] == pl_e[p][tid_of(i)], Not(pl_open[p][tid_of(i)]))))),
+           "Under TV2, a held batch whose guard went stale is below the epoch p stored for its pid, or at it with no "
+           "span open: a marker (at the bumped epoch, which a batch of the next transaction sent once EndTxn was "
+           "answered may carry) made it stale, so the epoch check refuses it if a span is open, and the guard check "
+           "otherwise."),
     Always("IND-70", each_batch(lambda i, p, k: Implies(NO_DUPLICATES, And(
         n_prod[i][p][k] <= 1,
         Not(And(n_prod[i][p][k] > 0, n_pres[i][p][k] != PResp.NONE)),

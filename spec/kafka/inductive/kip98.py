@@ -14,7 +14,7 @@ from ..domains import (BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, P
                        Tid, Txn, Ver, in_use, tid_of, TxnState as S)
 from ..state import (b_e, b_s, g_ci, g_ck, g_dec, g_pk, log_inc, log_k, log_kind, log_out, log_pid, log_ret, n_creq,
                      n_cresp, n_cresp_e, n_pres, n_prod, pc_add, pc_b, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st, pl_e,
-                     pl_first, pl_open, pl_seq, pl_ver, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
+                     pl_first, pl_open, pl_seq, pl_vb, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
                      tc_st, tl_e, tl_parts, tl_st)
 from .base import (IN_TXN, NO_DUPLICATES, NO_EXPIRY, NO_ZOMBIES, PREPARE, decided, each_batch, each_tid,
                    each_tid_part, pending_for)
@@ -113,8 +113,9 @@ INVARIANTS = (
            "only for a started transaction, AddPartitionsToTxn and EndTxn only inside a begun one, the first "
            "InitProducerId before any; a pending first InitProducerId bumps the durable epoch (I7)."),
     Always("IND-199", And(
-        each_tid_part(lambda t, p: And(Implies(TV01, And(tc_pend_by[t] != PendBy.LEADER, pl_ver[p][t] != Ver.ADDING)),
-                                       Implies(KIP98, pl_ver[p][t] == Ver.NONE))),
+        each_tid_part(lambda t, p: Implies(TV01, tc_pend_by[t] != PendBy.LEADER)),
+        each_batch(lambda i, p, k: And(Implies(TV01, pl_vb[p][i][k] != Ver.ADDING),
+                                       Implies(KIP98, pl_vb[p][i][k] == Ver.NONE))),
         ForAll(Inc, lambda i: And(
             Implies(pc_rq[i] == Rq.INIT, n_cresp[i].is_in(CResp.NONE, CResp.OK, CResp.RETRY)),
             Implies(pc_rq[i] == Rq.INITBUMP, n_cresp[i].is_in(CResp.NONE, CResp.OK, CResp.RETRY, CResp.FENCED))))),

@@ -7,7 +7,7 @@ from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState,
                        Slot, TV2, Tid, Txn, Ver, tid_of, TxnState as S)
 from ..state import (hw, b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
-                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_ver, pl_vi, pl_vk, tc_ce, tc_e,
+                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_e,
                      tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
 from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, each_batch, each_marker, each_tid, each_tid_part,
                    slot_of)
@@ -65,9 +65,9 @@ INVARIANTS = (
            "A pending transaction start names a begun transaction."),
 )
 INVARIANTS += (
-    Always("IND-90", each_tid_part(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.OK), And(
-        g_ck[t] >= 1, pl_vi[p][t] == g_ci[t], pl_vk[p][t] == g_ck[t]))),
-           "Under TV2, a batch the coordinator verified (guard set) belongs to its current transaction."),
+    Always("IND-90", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])), And(
+        g_ck[tid_of(i)] >= 1, g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
+           "Under TV2, a batch the coordinator verified whose guard is current belongs to its current transaction."),
     Always("IND-91", each_batch(lambda i, p, k: Implies(
         And(TV2, tc_st[tid_of(i)] == S.Ongoing, b_e[i][p][k] != -1, b_e[i][p][k] == tc_e[tid_of(i)]),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
@@ -83,11 +83,10 @@ INVARIANTS += (
         And(TV2, pl_open[p][tid_of(i)], b_e[i][p][k] != -1, b_e[i][p][k] == pl_e[p][tid_of(i)]),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch at the epoch of an open span belongs to the coordinator's current transaction."),
-    Always("IND-95", each_tid_part(lambda t, p: Implies(And(TV2, pl_ver[p][t] == Ver.ADDING), And(
-        tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER, tc_pend_p[t] == p, tc_pend_cli[t] == pl_vi[p][t],
-        g_pk[t] == pl_vk[p][t], ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
-            And(i == pl_vi[p][t], k == pl_vk[p][t]), b_e[i][p][k] == tc_e[t]))),
-        Implies(tc_st[t] == S.Ongoing, And(g_ci[t] == pl_vi[p][t], g_ck[t] == pl_vk[p][t]))))),
+    Always("IND-95", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k] == Ver.ADDING), And(
+        tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
+        tc_pend_cli[tid_of(i)] == i, g_pk[tid_of(i)] == k, b_e[i][p][k] == tc_e[tid_of(i)],
+        Implies(tc_st[tid_of(i)] == S.Ongoing, And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))))),
            "Under TV2, a batch whose implicit add is pending is the one the coordinator's pending Ongoing adds, at "
            "its epoch."),
 )
@@ -130,7 +129,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-101", each_batch(lambda i, p, k: Implies(b_e[i][p][k] == -1, And(
         n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, g_ack[i][p][k] == False,
-        Not(And(pl_ver[p][tid_of(i)] != Ver.NONE, pl_vi[p][tid_of(i)] == i, pl_vk[p][tid_of(i)] == k))))),
+        pl_vb[p][i][k] == Ver.NONE))),
            "A batch never drained (no epoch fixed) has no Produce request, response, acknowledgement or "
            "verification in progress."),
 )
