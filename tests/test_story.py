@@ -207,15 +207,18 @@ def test_kafka_kip98_late_produce():
 
 
 def test_kafka_zombie_is_fenced():
-    """A restart leaves the old incarnation running; the new one's InitProducerId bumps the epoch and
-    the zombie's next batch is fenced by the coordinator through the leader's verification (TV2)."""
+    """A restart leaves the old incarnation running; the new one's InitProducerId bumps the epoch, the leader's
+    verification refuses the zombie's next batch (TV2: the coordinator's PRODUCER_FENCED reaches the client as
+    INVALID_PRODUCER_EPOCH, abortable), and the zombie's EndTxn(ABORT) is fenced by the coordinator (fatal).
+    No delivery timeout or coordinator timeout, which give shorter ways to the same end."""
     from txncheck.spec.kafka import SPEC
     from txncheck.spec.kafka.domains import PcState
     from txncheck.spec.kafka.state import pc_st
     fenced = Sometimes("ZombieFenced", And(pc_st[0] == PcState.FATAL_ERROR, pc_st[1] != PcState.IDLE),
                        "the old incarnation, left running, ends fenced")
     spec = replace(SPEC, properties=SPEC.properties + (fenced,))
-    story = _story_of(ModelRequest.of(spec, "tiny", {"zombies": 1, "failovers": 0}), "ZombieFenced")
+    story = _story_of(ModelRequest.of(spec, "tiny", {"zombies": 1, "failovers": 0, "delays": 0, "timeouts": 0}),
+                      "ZombieFenced")
     assert [story.title(ln) for ln in story.lanes] == [
         "producer inc1", "producer inc2", "coordinator tid1", "__transaction_state tid1", "partition p1"]
     steps = {st.row: st for st in story.steps}
@@ -224,15 +227,17 @@ def test_kafka_zombie_is_fenced():
     msgs = {m.label: m for m in story.messages}
     bump = msgs["InitProducerId response(error NONE, epoch 1)"]
     assert story.title(bump.target) == "producer inc2"
-    fence = msgs["Produce response(error PRODUCER_FENCED)"]
-    assert story.title(fence.target) == "producer inc1" and fence.delivered
-    assert story.steps[fence.sent - 1].row == "TC-64" and bump.sent < fence.sent
+    refused = msgs["Produce response(error INVALID_PRODUCER_EPOCH/INVALID_TXN_STATE)"]
+    assert story.title(refused.target) == "producer inc1" and refused.delivered
+    assert story.steps[refused.sent - 1].row == "TC-64" and bump.sent < refused.sent
+    fence = msgs["EndTxn response(error PRODUCER_FENCED)"]
+    assert story.title(fence.target) == "producer inc1" and fence.delivered and refused.sent < fence.sent
     # once inc2 has started, whatever inc1 does is a zombie's doing, and the chart says so
     old = [st for st in story.steps if story.title(st.lane) == "producer inc1"]
     started = next(st.index for st in story.steps if st.row == "FLT-02")
     assert [st.zombie for st in old] == [st.index > started for st in old] and any(st.zombie for st in old)
     assert not any(st.zombie for st in story.steps if story.title(st.lane) != "producer inc1")
-    assert "producer inc1 (zombie)  ← Produce response(error PRODUCER_FENCED)" in step_lines(story)[story.steps[-1].index]
+    assert "producer inc1 (zombie)  ← EndTxn response(error PRODUCER_FENCED)" in step_lines(story)[story.steps[-1].index]
 
 
 def test_kafka_coordinator_failover_redrives_markers():

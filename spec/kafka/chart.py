@@ -71,10 +71,10 @@ _coord_error = If(n_cresp[i] == CResp.OK, CoordError.NONE,
                               CoordError.lit("CONCURRENT_TRANSACTIONS/NOT_COORDINATOR"))))))
 
 # Produce / TxnOffsetCommit (§3.4, §3.5, §3.11). RETRY: NOT_ENOUGH_REPLICAS (P3, a coordinator error of
-# verification) or, with leader changes, NOT_LEADER_OR_FOLLOWER. OOS: OUT_OF_ORDER_SEQUENCE_NUMBER (P7-P9). FENCED: PRODUCER_FENCED passed on from
-# verification (V2), on op also INVALID_PRODUCER_EPOCH (O4, fatal for TxnOffsetCommit). ABORTABLE:
-# INVALID_PRODUCER_EPOCH (P6) on a data partition or ILLEGAL_GENERATION (O2) on op; with verification
-# also INVALID_TXN_STATE (P4, the guard cleared by a marker) and under (b) TRANSACTION_ABORTABLE (V5).
+# verification) or, with leader changes, NOT_LEADER_OR_FOLLOWER. OOS: OUT_OF_ORDER_SEQUENCE_NUMBER (P7-P9). FENCED (on op only): INVALID_PRODUCER_EPOCH
+# (O4, or verification's PRODUCER_FENCED as the leader passes it on), fatal for TxnOffsetCommit. ABORTABLE:
+# INVALID_PRODUCER_EPOCH (P6, or from verification, V2) on a data partition or ILLEGAL_GENERATION (O2) on op; with
+# verification also INVALID_TXN_STATE (P4, the guard cleared by a marker) and under (b) TRANSACTION_ABORTABLE (V5).
 _pres = n_pres[i][p][k]
 _abortable = If(is_op(p),
                 If(KIP98, ProduceError.ILLEGAL_GENERATION,
@@ -90,10 +90,7 @@ _retriable = If(Config("leader_failovers") == 0, ProduceError.NOT_ENOUGH_REPLICA
 _produce_error = If(_pres == PResp.OK, ProduceError.NONE,
                     If(_pres == PResp.RETRY, _retriable,
                        If(_pres == PResp.OOS, ProduceError.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                          If(_pres == PResp.FENCED,
-                             If(is_op(p), ProduceError.lit("INVALID_PRODUCER_EPOCH/PRODUCER_FENCED"),
-                                ProduceError.PRODUCER_FENCED),
-                             _abortable))))
+                          If(_pres == PResp.FENCED, ProduceError.INVALID_PRODUCER_EPOCH, _abortable))))
 
 _rq = pc_rq[i]  # the client's outstanding request, which a response answers
 _end = _rq.is_in(Rq.COMMIT, Rq.ABORT)

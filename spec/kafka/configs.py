@@ -76,8 +76,8 @@ CONFIGS = (
                 "runs 2 transactions, one crash/restart whose incarnation 2 only initialises (it fences); budgets: 1 "
                 "coordinator timeout abort, 1 coordinator failover, 1 produce delayed past the client's delivery "
                 "timeout; no consumer side (ctp=0), duplicate, loss, zombie, producer-state expiry or voluntary "
-                "abort. 214,899 states (1 s vector). tv2 passes with every applicable sometimes witnessed; verify "
-                "passes too (180,059 states: the Java client bumps the epoch after the failed batch, F1) and "
+                "abort. 216,993 states (1 s vector). tv2 passes with every applicable sometimes witnessed; verify "
+                "passes too (174,802 states: the Java client bumps the epoch after the failed batch, F1) and "
                 "violates ATOM-2 (B1 b) with client=reference; kip98 violates TRACK-1 and LIVE-1 (B1 a), ATOM-2 and "
                 "FENCE-1 (B1 b with the retired epoch)."),
     NamedConfig("eos", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("txns", 1), ("restart_txns", 1), ("timeouts", 1),
@@ -88,18 +88,18 @@ CONFIGS = (
                 "restart (the old incarnation may run on as a zombie) whose incarnation 2 rejoins the group, fetches "
                 "the committed offset and runs 1 transaction; 1 coordinator timeout abort; no failover, delay, "
                 "duplicate or loss (one loss makes it 19.5 million states under verify; faults has every fault). "
-                "647,756 states (4 s vector)."),
+                "684,071 states (4 s vector)."),
     NamedConfig("ci", _CI,
                 "Consume-transform-produce with two consecutive transactions, Java client: tiny's crash/restart, "
                 "timeout abort and coordinator failover with TxnOffsetCommit in every transaction, no produce delay. "
-                "1,171,163 states (5 s on the vector engine)."),
+                "1,402,291 states (5 s on the vector engine)."),
     NamedConfig("faults", (*_CI, ("txns", 1), ("delays", 1), ("duplicates", 1), ("losses", 1)),
                 "Every fault the model has, once, Java client: ci with one transaction per incarnation and budgets "
                 "of 1 coordinator timeout abort, 1 coordinator failover, 1 Produce delayed past the client's "
                 "delivery timeout (PC-12), 1 client retry of an in-flight Produce or TxnOffsetCommit (PC-13), and "
                 "1 lost coordinator request or response (NET-01/02: InitProducerId and EndTxn, under kip98 and "
                 "verify also AddPartitionsToTxn and AddOffsetsToTxn). Markers are never lost, and no stale "
-                "marker copy is sent (marker_dups is 0 in every shipped config; F7). 8,380,310 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
+                "marker copy is sent (marker_dups is 0 in every shipped config; F7). 8,447,443 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
                 "the vector engine); tv2 violates only FENCE-1, through a retried TxnOffsetCommit (F4, at depth 24, "
                 "4 s without --continue); verify passes (18.7 million states, 3 minutes of search); kip98 violates TRACK-1 and "
                 "LIVE-1 (B1 a).", heavy=True),
@@ -107,7 +107,7 @@ CONFIGS = (
                 "Late and stale copies of the coordinator's messages, Java client: tiny plus 1 coordinator request the "
                 "client timed out and re-sent whose first copy the coordinator still handles late (NET-20: "
                 "InitProducerId, AddPartitionsToTxn, EndTxn) and 1 WriteTxnMarkers request the coordinator re-sent "
-                "whose first copy the partition leader still executes (NET-10). 10,740,542 states (30 s of search, "
+                "whose first copy the partition leader still executes (NET-10). 10,842,132 states (30 s of search, "
                 "about 45 s in all and 3 GiB on the vector engine); tv2 passes with every applicable sometimes "
                 "witnessed; verify violates ATOM-2 and FENCE-1 through the stale COMMIT copy (F7); kip98 the same, "
                 "and TRACK-1 and LIVE-1 (B1 a).",

@@ -32,7 +32,7 @@ Rq = EnumDomain("Rq", ("NONE", "INIT", "INITBUMP", "ADD", "COMMIT", "ABORT"))
 CResp = EnumDomain("CResp", ("NONE", "OK", "RETRY", "FENCED", "ABORTABLE", "FATAL"))
 # Produce responses: OK, RETRY (NOT_ENOUGH_REPLICAS...), ABORTABLE (INVALID_PRODUCER_EPOCH,
 # TRANSACTION_ABORTABLE, INVALID_TXN_STATE), OOS (OUT_OF_ORDER_SEQUENCE_NUMBER: abortable, bump),
-# FENCED (PRODUCER_FENCED passed on by verification: fatal).
+# FENCED (INVALID_PRODUCER_EPOCH for a TxnOffsetCommit: fatal).
 PResp = EnumDomain("PResp", ("NONE", "OK", "RETRY", "ABORTABLE", "OOS", "FENCED"))
 BatchSt = EnumDomain("BatchSt", ("NONE", "SENT", "ACKED", "FAILED"))
 Kind = EnumDomain("Kind", ("EMPTY", "DATA", "COMMIT", "ABORT"))
