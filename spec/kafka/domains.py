@@ -102,6 +102,10 @@ def batch_used(j, kk):
     return And(j < Config("incs"), kk <= Config("txns"))
 
 
+# every (incarnation, transaction) cell of a per-batch var, for a row that updates or reads them all
+BATCH_CELLS = tuple((j, kk) for j in range(MAXI) for kk in range(1, MAXK + 1))
+
+
 def in_use(p):
     """Partition `p` exists in this configuration."""
     return p < Config("parts")

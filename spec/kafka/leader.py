@@ -23,7 +23,7 @@ from txncheck.spec.expr import And, Config, If, Min, Not, Or, Param
 from txncheck.spec.model import Row
 
 from .chart import PARTITION
-from .domains import MAXI, MAXK, MAXS, MAXT, Kind, Offset, Outcome, Ver, in_use, lagged
+from .domains import BATCH_CELLS, MAXS, MAXT, Kind, Offset, Outcome, Ver, in_use, lagged
 from .params import p as P
 from .state import (env_lf, g_lso_dec, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
                     log_src, pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_open, pl_seq, pl_vb)
@@ -96,7 +96,7 @@ def rebuild(p, keep_open=True, end=None):
         ups += [pl_e[p][t].set(e), pl_seq[p][t].set(seq), pl_ce[p][t].set(ce), pl_open[p][t].set(is_open),
                 pl_first[p][t].set(first)]
     ups += [pl_vb[p][j][kk].set(If(pl_vb[p][j][kk] == Ver.OK, Ver.RETRY, pl_vb[p][j][kk]))
-            for j in range(MAXI) for kk in range(1, MAXK + 1)]
+            for j, kk in BATCH_CELLS]
     if cut:
         ups += [*truncate(p, end), pl_end[p].set(end), pl_le[p].set(If(lagged(p), pl_le[p] + 1, pl_le[p]))]
     return (*ups, pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])), env_lf.set(env_lf + 1))
@@ -107,7 +107,7 @@ def may_change_leader(p):
     outstanding at the coordinator (timing restriction, §3.13): the old leader answers the held batch only once
     the coordinator has answered, so the client's retry reaches the new leader after that answer either way."""
     return (in_use(p), env_lf < Config("leader_failovers"),
-            *[Not(pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.ADDING)) for j in range(MAXI) for kk in range(1, MAXK + 1)])
+            *[Not(pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.ADDING)) for j, kk in BATCH_CELLS])
 
 
 def new_end_ok(p, end):

@@ -26,7 +26,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (batch_used, lagged, tid_of, tid_used, IncSlot, TxnSlot, MAXI, MAXK, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (batch_used, lagged, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
@@ -86,13 +86,9 @@ def entry_cleared(pid):
     guard that is stale from now on (a later batch gets a new entry and guard). Kafka clears the entry on a data
     append too, but that is not observable: a guard is checked only while the pid has no open span at p, and the
     span a data append opens closes only by a marker, which clears the entry again."""
-    ups = []
-    for j in range(MAXI):
-        for kk in range(1, MAXK + 1):
-            stale = pl_vst[p][j][kk]
-            joined = And(batch_used(j, kk), tid_of(j) == pid, pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))
-            ups.append(stale.set(Or(stale, joined)))
-    return tuple(ups)
+    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), tid_of(j) == pid,
+                                                               pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))))
+                 for j, kk in BATCH_CELLS)
 
 
 def append_data(offset=None, answer=True):

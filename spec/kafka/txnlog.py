@@ -7,7 +7,7 @@ decision of the current transaction (a ghost), and enqueueing WriteTxnMarkers (Â
 """
 from txncheck.spec.expr import And, If, Max, Or
 
-from .domains import MAXI, MAXK, MAXP, NO_PART, Outcome, Pend, PendBy, Ver, batch_used, tid_of
+from .domains import BATCH_CELLS, MAXP, NO_PART, Outcome, Pend, PendBy, Ver, batch_used, tid_of
 from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, pl_vb, tc_mk, tc_pend, tc_pend_by,
                     tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p)
 
@@ -44,4 +44,4 @@ def implicit_add_done(tid, part, to):
     pending transition per tid) moves to `to`: OK once the add is durable, RETRY when a failover fails it."""
     return tuple(pl_vb[part][j][kk].set(If(And(batch_used(j, kk), tid_of(j) == tid, pl_vb[part][j][kk] == Ver.ADDING), to,
                                             pl_vb[part][j][kk]))
-                 for j in range(MAXI) for kk in range(1, MAXK + 1))
+                 for j, kk in BATCH_CELLS)
