@@ -50,6 +50,7 @@ def run(tmp_path, out: str, headroom: int, judging: str, *args) -> tuple[dict, s
                       timeout=900)
 
 
+@pytest.mark.long  # three runs of ci timeouts=2, about a minute
 def test_judging_out_of_core_completes_a_run_that_a_memory_cap_stops_in_judging(tmp_path):
     ref_figures, _, ref = run(tmp_path, "ref", 0, "default")
     assert ref_figures["code"] == 0 and ref["verdict"] == "pass" and ref["complete"]

@@ -50,8 +50,14 @@ BROKEN_BY = {"B1d-produce-before-add": {"IND-109", "IND-191", "IND-192", "IND-19
              "D6-ack-before-hw": {"IND-71", "IND-73", "IND-121", "IND-151"}}
 
 
-@pytest.mark.parametrize("config,overrides,variant", CASES,
-                         ids=[f"{c or ''}{''.join(f'-{k}={v}' for k, v in o.items())}{v or ''}" for c, o, v in CASES])
+# half a minute or more each (the largest reachable sets): make test-long
+LONG_CASES = (("ci", {}, None), ("tiny", {"leader_failovers": 1, "replication_lag": 1}, None), (None, {}, "D6-ack-before-hw"))
+
+
+@pytest.mark.parametrize("config,overrides,variant", [
+    pytest.param(*case, marks=[pytest.mark.long] if case in LONG_CASES else [],
+                 id=f"{case[0] or ''}{''.join(f'-{k}={v}' for k, v in case[1].items())}{case[2] or ''}")
+    for case in CASES])
 def test_invariants_hold_on_every_reachable_state(config, overrides, variant):
     names = tuple(p.name for p in INVARIANTS)
     r = check_spec(SPEC, config, overrides, variant, "vector", ExploreOptions(stop_on_violation=False, properties=names),
@@ -108,6 +114,7 @@ def test_without_the_invariants_the_same_properties_are_not_inductive(prop):
     assert res.properties[0].status == "cti", summary(res)
 
 
+@pytest.mark.long  # about 20 s of solver
 def test_bmc_reports_the_proved_properties_and_unrolls_the_rest():
     m = build_model(SPEC, "tiny")
     res = bmc(m, 3, traces=False)

@@ -13,7 +13,12 @@ from txncheck.traces.replay import replay
 BASELINE_BEHAVIOURS = {"B1-late-produce", "B1b-late-produce-verify", "B5-unknown-producer"}
 
 
-@pytest.mark.parametrize("name", [v.name for v in SPEC.variants])
+# a quarter of a minute or more each (with the baseline under the same settings): make test-long
+LONG = ("D6-ack-before-hw", "D3-offsets-outside-txn")
+
+
+@pytest.mark.parametrize("name", [pytest.param(v.name, marks=[pytest.mark.long] if v.name in LONG else [])
+                                  for v in SPEC.variants])
 def test_variant_is_caught_with_a_replayable_counterexample(name):
     v = SPEC.variant_named(name)
     r = check_spec(SPEC, variant=name, engine="vector", options=ExploreOptions(stop_on_violation=True))

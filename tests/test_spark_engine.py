@@ -152,6 +152,7 @@ def test_kafka_tiny(spark):
     agree(ModelRef.named("kafka", "tiny"), ExploreOptions())
 
 
+@pytest.mark.long  # kip98 tiny's reverse search on Spark, about 25 s
 def test_kafka_recoverable_violation(spark, tmp_path):
     """kip98 tiny breaks the recoverable LIVE-1 (a hanging transaction): found by the reverse search on
     the executors, with the vector engine's counterexample, trace bytes and all; a finished store
@@ -179,6 +180,7 @@ def test_kafka_recoverable_with_liveness_judged_on_the_driver(spark):
     assert {p.name: p.outcome for p in _same_judgement(ref, opts, o).properties}["LIVE-1"] == "violated"
 
 
+@pytest.mark.long  # a Kafka variant on Spark and on the vector engine, about 20 s each
 @pytest.mark.parametrize("variant", ["B1d-produce-before-add", "B3-produce-after-marker"])
 def test_kafka_recoverable_only_variants(spark, variant):
     """Only the recoverable properties: no edge reaches the driver; each variant breaks LIVE-1."""

@@ -141,6 +141,7 @@ def test_python_driver_capped_below_visited_set(tmp_path):
     check(got, vector_counts(req))
 
 
+@pytest.mark.long  # kafka ci on Spark and on the vector engine, about a minute
 def test_recoverable_properties_judged_over_more_edges_than_the_driver_may_hold(tmp_path):
     # kafka ci with its recoverable properties: 1.2 million states, about 3.7 million stored edges, 58 levels.
     # The per-state arrays the driver keeps fit under the cap (the index, 20 B a state: 24.5 MB,

@@ -126,6 +126,7 @@ def test_the_traces_are_the_in_memory_ones(tmp_path, restricted_fits, spec, over
     assert os.listdir(tmp_path / "spill") == []
 
 
+@pytest.mark.long  # a Kafka run resumed from every third level, about half a minute
 def test_a_checkpointed_run_resumed_under_a_budget_gives_the_same_outcome(tmp_path):
     """Checkpointed in memory, resumed from every third level with everything spilling (the frontier rebuilt
     from the records onto disk), and checkpointed under the budget, resumed without one."""
