@@ -206,7 +206,7 @@ def test_a_bad_format_is_refused_and_an_existing_chart_is_kept(tmp_path):
     assert path.read_bytes()[:4] == b"\x89PNG" and os.listdir(tmp_path) == ["c.png"]
 
 
-@pytest.mark.slow
+@pytest.mark.long  # about 20 s
 def test_a_2000_step_story_renders_in_reasonable_time_at_the_documented_size(tmp_path):
     n = 2000
     story, trace = big_story(n), synthetic_trace(n)

@@ -170,6 +170,7 @@ def test_kafka_recoverable_violation(spark, tmp_path):
     assert not os.path.exists(tmp_path / "store" / "reach")    # the reverse search's scratch space is gone
 
 
+@pytest.mark.long  # about 20 s
 def test_kafka_recoverable_with_liveness_judged_on_the_driver(spark):
     """With LIVE-4 (leads_to) selected every edge comes to the driver anyway: the recoverable properties
     are judged there, with the same outcomes and traces as the vector engine."""

@@ -218,6 +218,7 @@ def test_induction_rejects_a_wrong_strengthening_invariant():
     assert "TPInductive is not an invariant of the spec" in summary(res)
 
 
+@pytest.mark.long  # about 20 s of solver
 def test_induction_keeps_the_inductive_part_houdini():
     """One property that is not inductive (Kafka's BOUNDS) leaves the others proved; a property asked
     alone is proved with the others' help, as in the full run."""

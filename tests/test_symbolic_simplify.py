@@ -13,7 +13,8 @@ from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GConst
 
-CASES = [("twophase", None, None), ("paxoscommit", None, None), ("kafka", "tiny", None), ("kafka", "eos", None),
+CASES = [("twophase", None, None), ("paxoscommit", None, None), ("kafka", "tiny", None),
+         pytest.param("kafka", "eos", None, marks=pytest.mark.long),  # about 15 s each: make test-long
          ("kafka", None, "B4-no-bump-on-timeout"), ("kafka", None, "B7-tid-per-worker")]
 
 
