@@ -31,7 +31,7 @@ from txncheck.spec.sequence import At
 
 from .chart import COORDINATOR, PARTITION, TXN_LOG
 from .domains import (tid_used, MAXP, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, CResp,
-                      TxnState as S, TV2, VERIFY, Ver, is_op, tid_of)
+                      TxnState as S, TV2, VERIFY, Ver, invalid_epoch, tid_of)
 from .handlers import (A, ISE, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
                        illegal_state, no_pend, pending)
 from .params import c, i, k, p, T, t
@@ -50,11 +50,6 @@ def to_leader(code):
     """The leader passes the coordinator's error on as the batch's Produce response; the batch is no longer held."""
     return (n_pres[i][p][k].set(code), pl_vb[p][i][k].set(Ver.NONE), pl_vst[p][i][k].set(False))
 
-
-# PRODUCER_FENCED from verification reaches the producer as INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager:
-# "producers expect to handle INVALID_PRODUCER_EPOCH in this scenario"): abortable for a Produce (2.7+), fatal for
-# a TxnOffsetCommit (TxnOffsetCommitHandler)
-VERIFY_FENCED = If(is_op(p), PResp.FENCED, PResp.ABORTABLE)
 
 
 
@@ -146,7 +141,7 @@ ROWS = (
     # A rejection is passed on by the leader as its Produce response in the same step: the rows that
     # write it send it from the partition (sends_from).
     Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION, guard=(VERIFY, *held, e_b != tc_e[T]),
-        updates=(*to_leader(VERIFY_FENCED), w_vrej.set(True)),
+        updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V2 (PRODUCER_FENCED, passed on as INVALID_PRODUCER_EPOCH); "
             "TransactionCoordinator.handleVerifyPartitionsInTransaction, AddPartitionsToTxnManager"),
     Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
@@ -161,7 +156,7 @@ ROWS = (
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V5, §3.5 P3 (TRANSACTION_ABORTABLE)"),
     Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION, guard=(TV2, *held, e_b != tc_e[T]),
-        updates=(*to_leader(VERIFY_FENCED), w_vrej.set(True)),
+        updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 TV2 implicit add handled as §3.2 A2 (PRODUCER_FENCED, passed on as "
             "INVALID_PRODUCER_EPOCH); AddPartitionsToTxnManager"),
     Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,

@@ -139,6 +139,13 @@ def is_op(p):
     return And(CTP, p == OP)
 
 
+def invalid_epoch(p):
+    """INVALID_PRODUCER_EPOCH at `p` as the Java client classifies it: abortable for a Produce (2.7+), fatal for a
+    TxnOffsetCommit (TxnOffsetCommitHandler). The leader's epoch check (P6, O4) answers it, and so does
+    verification's PRODUCER_FENCED as AddPartitionsToTxnManager passes it on (V2)."""
+    return If(is_op(p), PResp.FENCED, PResp.ABORTABLE)
+
+
 def writes_to(p):
     """The producer writes to `p` in every transaction: a data partition, or op via TxnOffsetCommit."""
     return Or(in_use(p), is_op(p))

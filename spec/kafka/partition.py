@@ -26,7 +26,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (batch_used, lagged, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (batch_used, invalid_epoch, lagged, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
@@ -50,8 +50,7 @@ oos = And(Not(at_op), Or(And(stored != -1, e_b > stored, s_b != 0), And(stored !
                          And(stored == -1, TV2, s_b != 0)))
 # KIP-447 (§3.4 O2): the group coordinator fences a TxnOffsetCommit from a member of an older generation
 gen_ok = Or(Not(at_op), Config("kip447") == 0, i == generation(pc_st, PcState.IDLE))
-# INVALID_PRODUCER_EPOCH is abortable for a produce (2.7+) but fatal for TxnOffsetCommit (TxnOffsetCommitHandler)
-FENCED_RESP = If(at_op, PResp.FENCED, PResp.ABORTABLE)
+FENCED_RESP = invalid_epoch(p)
 seq_ok = And(Not(dup), Not(fenced), Not(oos))
 verified_span = And(pl_open[p][T], stored == e_b)
 needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
