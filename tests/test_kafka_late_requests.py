@@ -16,7 +16,7 @@ from txncheck.spec.kafka.state import pc_e, pc_rq, pc_rqp
 from txncheck.traces.replay import replay
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "state_counts.json").read_text())
-HANDLERS = [r for r in SPEC.rows if r.id.startswith("TC-") and int(r.id[3:]) <= 37 or r.id in
+HANDLERS = [r for r in SPEC.rows if r.id.startswith("TC-") and int(r.id[3:]) <= 38 or r.id in
             {f"TC-{n}" for n in range(90, 97)}]
 # the smallest setting where the late rows matter: tiny without failover, timeout or delay
 SMALL = {"late_requests": 1, "failovers": 0, "timeouts": 0, "delays": 0}
@@ -33,7 +33,7 @@ def test_only_the_heavy_copies_config_has_late_requests():
 def test_handlers_read_the_message_not_the_client():
     """Every client-request handler reads kind, epoch and partition from the message it handles."""
     client_fields = {v.name for v in (pc_e, pc_rq, pc_rqp)}
-    assert len(HANDLERS) == 32
+    assert len(HANDLERS) == 36
     for r in HANDLERS:
         for late in (False, True):
             row = SPEC.row(f"TC-{int(r.id[3:]) + 100}") if late else r

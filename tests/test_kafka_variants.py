@@ -14,7 +14,8 @@ BASELINE_BEHAVIOURS = {"B1-late-produce", "B1b-late-produce-verify", "B5-unknown
 
 
 # a quarter of a minute or more each (with the baseline under the same settings): make test-long
-LONG = ("D6-ack-before-hw", "D3-offsets-outside-txn", "D4-no-sequence-check")
+LONG = ("D6-ack-before-hw", "D3-offsets-outside-txn", "D4-no-sequence-check", "R1-verify-ignores-pid",
+        "R2-markers-to-next-pid")
 
 
 @pytest.mark.parametrize("name", [pytest.param(v.name, marks=[pytest.mark.long] if v.name in LONG else [])

@@ -32,6 +32,8 @@ SPEC = Spec(
                  Assume(Or(Config("offset_commits") == 1, Config("ctp") == 1),
                         "offset_commits counts sendOffsetsToTransaction calls of the consume-transform-produce loop: "
                         "set ctp=1, or offset_commits=1"),
+                 Assume(Or(Config("pids") == 1, Config("tids") == 1),
+                        "pids=2 gives the tid's second producer id the index of a second tid: set tids=1, or pids=1"),
                  Assume(Config("restart_txns") <= Config("txns"),
                         "restart_txns must not exceed txns (the Txn domain is sized by txns)")),
     ref="docs/kafka-protocol.md; KIP-98, KIP-360, KIP-447, KIP-890",

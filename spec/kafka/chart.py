@@ -11,13 +11,13 @@ what fails (a producer crash on the crashed incarnation, a coordinator failover 
 Messages are named as on the wire (kafka-protocol §3), with Kafka's error codes (`_coord_error`,
 `_produce_error`).
 """
-from txncheck.spec.domains import EnumDomain
+from txncheck.spec.domains import EnumDomain, IntRange
 from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not
 from txncheck.spec.sequence import At, Channel, Field, Lane
 
-from .domains import OP, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
+from .domains import MAXT, OP, ROTATION, pid_of, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
 from .params import c, i, k, p, T, t
-from .state import (b_e, b_s, call_offset, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_late, n_late_e, n_late_p,
+from .state import (b_rot, n_creq_rot, n_cresp_rot, n_late_rot, n_mk_rot, n_mkd_rot, tc_pend_rot, tc_rot, b_e, b_s, call_offset, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_late, n_late_e, n_late_p,
                     n_late_rq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab,
                     n_pres, n_prod, pc_rq, pc_rqp, pc_st, pl_vb, tc_pend, tc_pend_e, tc_pend_p)
 
@@ -110,11 +110,21 @@ def _request(rq, part):
 _req_names, _req_offsets, _req_end, _req_add = _request(n_creq_rq[i], n_creq_p[i])
 _late_names, _late_offsets, _late_end, _late_add = _request(n_late_rq[i], n_late_p[i])
 
+PidNumber = IntRange("Pid", 1, MAXT + 1)
+
+
+def pid_field(tid, rot, when=TRUE, name="pid"):
+    """The producer id a message carries, numbered from 1 (pid 2 of tid 1 is its rotated one), shown only when the
+    config lets pids rotate (§3.14)."""
+    return Field(name, pid_of(tid, rot) + 1, when=And(ROTATION, when), domain=PidNumber)
+
+
 CHANNELS = (
     Channel("coordinator request", (i,), n_creq[i], sender=PRODUCER, receiver=COORDINATOR,
             names=_req_names,
             fields=(Field("", If(n_creq_rq[i] == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_req_end, domain=Result),
                     Field("partition", n_creq_p[i], when=And(_req_add, Not(_req_offsets))),
+                    pid_field(T, n_creq_rot[i], n_creq_rq[i] != Rq.INIT),
                     Field("epoch", n_creq_e[i], when=n_creq_rq[i] != Rq.INIT)),
             doc="the client's one outstanding coordinator request (§1.1 obligation 3); InitProducerId with an "
                 "epoch is the KIP-360 bump InitProducerId(pid, e); AddOffsetsToTxn registers __consumer_offsets"),
@@ -122,6 +132,7 @@ CHANNELS = (
             names=tuple((when, f"{name} (late copy)") for when, name in _late_names),
             fields=(Field("", If(n_late_rq[i] == Rq.COMMIT, Result.COMMIT, Result.ABORT), when=_late_end, domain=Result),
                     Field("partition", n_late_p[i], when=And(_late_add, Not(_late_offsets))),
+                    pid_field(T, n_late_rot[i], n_late_rq[i] != Rq.INIT),
                     Field("epoch", n_late_e[i], when=n_late_rq[i] != Rq.INIT)),
             doc="the first copy of a coordinator request the client abandoned on a request timeout (NET-20: it "
                 "closed the connection and re-sent); the coordinator still handles it (TC-1xx), and nobody hears "
@@ -131,11 +142,12 @@ CHANNELS = (
                    (_offsets, "AddOffsetsToTxn response"), (_add, "AddPartitionsToTxn response"),
                    (_end, "EndTxn response")),
             fields=(Field("error", _coord_error, domain=CoordError),
+                    pid_field(T, n_cresp_rot[i], n_cresp_e[i] != -1),
                     Field("epoch", n_cresp_e[i], when=n_cresp_e[i] != -1)),
             doc="the coordinator's answer; the transaction log's rows answer once the append is durable"),
     Channel("Produce", (i, p, k), n_prod[i][p][k], sender=PRODUCER, receiver=PARTITION,
             names=((is_op(p), "TxnOffsetCommit"),),
-            fields=(Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k], when=Not(is_op(p))),
+            fields=(pid_field(T, b_rot[i][p][k]), Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k], when=Not(is_op(p))),
                     Field("offset", call_offset(i, k), when=is_op(p))),
             doc="batch k of incarnation i to p, one cell per batch (a retry is a second copy); on "
                 "__consumer_offsets the TxnOffsetCommit of sendOffsetsToTransaction"),
@@ -145,17 +157,19 @@ CHANNELS = (
             doc="the leader's answer (a verification failure is passed on as the leader's answer)"),
     Channel("abandoned TxnOffsetCommit", (i, k), n_oab[i][k] != -1, sender=PRODUCER, receiver=At("partition", OP),
             names=((TRUE, "TxnOffsetCommit (abandoned)"),),
-            fields=(Field("epoch", b_e[i][OP][k]), Field("offset", n_oab[i][k])),
+            fields=(pid_field(T, b_rot[i][OP][k]), Field("epoch", b_e[i][OP][k]), Field("offset", n_oab[i][k])),
             doc="a TxnOffsetCommit the client gave up on at its request timeout (PC-24: the connection is closed "
                 "and the same request resent); the group coordinator may still execute it, and nobody hears its "
                 "answer (kafka-protocol §3.4 O6)"),
     Channel("WriteTxnMarkers", (t, p, c), n_mk[t][p][c], sender=At("coordinator", t), receiver=PARTITION,
-            fields=(Field("", n_mk_res[t][p][c]), Field("epoch", n_mk_e[t][p][c]), Field("cepoch", c)),
+            fields=(Field("", n_mk_res[t][p][c]), pid_field(t, n_mk_rot[t][p][c]), Field("epoch", n_mk_e[t][p][c]),
+                    Field("cepoch", c)),
             doc="the coordinator's marker for p (§3.8), one cell per coordinator epoch; re-driven markers of "
                 "a failover replace a queued one"),
     Channel("stale WriteTxnMarkers", (t, p), n_mkd[t][p], sender=At("coordinator", t), receiver=PARTITION,
             names=((TRUE, "WriteTxnMarkers (stale copy)"),),
-            fields=(Field("", n_mkd_res[t][p]), Field("epoch", n_mkd_e[t][p]), Field("cepoch", n_mkd_c[t][p])),
+            fields=(Field("", n_mkd_res[t][p]), pid_field(t, n_mkd_rot[t][p]), Field("epoch", n_mkd_e[t][p]),
+                    Field("cepoch", n_mkd_c[t][p])),
             doc="a WriteTxnMarkers request the coordinator gave up on at its request timeout (NET-10: the "
                 "connection is closed and the same markers re-sent); the leader may still execute it, and nobody "
                 "hears its answer (kafka-protocol §3.8 marker re-send)"),
@@ -163,11 +177,13 @@ CHANNELS = (
             names=((tc_pend[t] == Pend.Empty, "append Empty"), (tc_pend[t] == Pend.Ongoing, "append Ongoing"),
                    (tc_pend[t] == Pend.PrepareCommit, "append PrepareCommit"),
                    (tc_pend[t] == Pend.PrepareAbort, "append PrepareAbort")),
-            fields=(Field("epoch", tc_pend_e[t]), Field("partition", tc_pend_p[t], when=tc_pend[t] == Pend.Ongoing)),
+            fields=(pid_field(t, tc_rot[t]), Field("epoch", tc_pend_e[t]),
+                    Field("partition", tc_pend_p[t], when=tc_pend[t] == Pend.Ongoing),
+                    pid_field(t, True, tc_pend_rot[t], "next pid")),
             doc="the pending transition (pendingState) on its way to __transaction_state (§2.1 mechanics 2)"),
     Channel("verification", (i, p, k), pl_vb[p][i][k] == Ver.PENDING, sender=PARTITION, receiver=COORDINATOR,
             names=((VERIFY, "AddPartitionsToTxn VerifyOnly"), (TV2, "AddPartitionsToTxn")),
-            fields=(Field("epoch", b_e[i][p][k]),),
+            fields=(pid_field(T, b_rot[i][p][k]), Field("epoch", b_e[i][p][k])),
             doc="the leader asks the coordinator about a batch it holds (§3.11): v4 VerifyOnly under "
                 "protocol (b), the v5 implicit add under TV2"),
     Channel("verification response", (i, p, k), pl_vb[p][i][k].is_in(Ver.OK, Ver.RETRY), sender=COORDINATOR,

@@ -13,6 +13,10 @@ PARAMS = (
     ConfigParam("restart_txns", 2, "transactions in the script of a restarted incarnation (<= txns)", lo=0, hi=3),
     ConfigParam("slots", 8, f"log slots per partition (<= {MAXS}); BOUNDS flags a config that fills them", lo=2, hi=MAXS),
     ConfigParam("maxe", 8, "largest producer epoch the model issues (a bump beyond it is disabled)", lo=1, hi=30),
+    ConfigParam("pids", 1, "producer ids a tid may hold (§3.14): 2 = the coordinator rotates the tid to a new producer "
+                "id once its epoch is exhausted (maxe - 1 reached: EndTxn under tv2, a fence under tv2, InitProducerId "
+                "under every protocol), needs tids=1; 1 = no rotation, an exhausted epoch is the model's bound (BOUNDS)",
+                lo=1, hi=2),
     ConfigParam("maxseq", 3, "largest sequence number", lo=1, hi=8),
     ConfigParam("timeouts", 1, "budget: coordinator transaction-timeout aborts (T1)", lo=0, hi=3),
     ConfigParam("failovers", 1, "budget: coordinator failovers per tid", lo=0, hi=3),
@@ -76,7 +80,7 @@ CONFIGS = (
                 "runs 2 transactions, one crash/restart whose incarnation 2 only initialises (it fences); budgets: 1 "
                 "coordinator timeout abort, 1 coordinator failover, 1 produce delayed past the client's delivery "
                 "timeout; no consumer side (ctp=0), duplicate, loss, zombie, producer-state expiry or voluntary "
-                "abort. 216,993 states (1 s vector). tv2 passes with every applicable sometimes witnessed; verify "
+                "abort. 205,632 states (1 s vector). tv2 passes with every applicable sometimes witnessed; verify "
                 "passes too (174,802 states: the Java client bumps the epoch after the failed batch, F1) and "
                 "violates ATOM-2 (B1 b) with client=reference; kip98 violates TRACK-1 and LIVE-1 (B1 a), ATOM-2 and "
                 "FENCE-1 (B1 b with the retired epoch)."),
@@ -88,18 +92,18 @@ CONFIGS = (
                 "restart (the old incarnation may run on as a zombie) whose incarnation 2 rejoins the group, fetches "
                 "the committed offset and runs 1 transaction; 1 coordinator timeout abort; no failover, delay, "
                 "duplicate or loss (one loss makes it 19.5 million states under verify; faults has every fault). "
-                "684,071 states (4 s vector)."),
+                "608,612 states (4 s vector)."),
     NamedConfig("ci", _CI,
                 "Consume-transform-produce with two consecutive transactions, Java client: tiny's crash/restart, "
                 "timeout abort and coordinator failover with TxnOffsetCommit in every transaction, no produce delay. "
-                "1,402,291 states (5 s on the vector engine)."),
+                "1,302,713 states (5 s on the vector engine)."),
     NamedConfig("faults", (*_CI, ("txns", 1), ("delays", 1), ("duplicates", 1), ("losses", 1)),
                 "Every fault the model has, once, Java client: ci with one transaction per incarnation and budgets "
                 "of 1 coordinator timeout abort, 1 coordinator failover, 1 Produce delayed past the client's "
                 "delivery timeout (PC-12), 1 client retry of an in-flight Produce or TxnOffsetCommit (PC-13), and "
                 "1 lost coordinator request or response (NET-01/02: InitProducerId and EndTxn, under kip98 and "
                 "verify also AddPartitionsToTxn and AddOffsetsToTxn). Markers are never lost, and no stale "
-                "marker copy is sent (marker_dups is 0 in every shipped config; F7). 8,447,443 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
+                "marker copy is sent (marker_dups is 0 in every shipped config; F7). 7,867,735 states with --continue (about 40 s of search, 1.5 minutes with judging, 2.6 GiB on "
                 "the vector engine); tv2 violates only FENCE-1, through a retried TxnOffsetCommit (F4, at depth 24, "
                 "4 s without --continue); verify passes (18.7 million states, 3 minutes of search); kip98 violates TRACK-1 and "
                 "LIVE-1 (B1 a).", heavy=True),
@@ -107,13 +111,19 @@ CONFIGS = (
                 "Late and stale copies of the coordinator's messages, Java client: tiny plus 1 coordinator request the "
                 "client timed out and re-sent whose first copy the coordinator still handles late (NET-20: "
                 "InitProducerId, AddPartitionsToTxn, EndTxn) and 1 WriteTxnMarkers request the coordinator re-sent "
-                "whose first copy the partition leader still executes (NET-10). 10,842,132 states (30 s of search, "
+                "whose first copy the partition leader still executes (NET-10). 10,333,262 states (30 s of search, "
                 "about 45 s in all and 3 GiB on the vector engine); tv2 passes with every applicable sometimes "
                 "witnessed; verify violates ATOM-2 and FENCE-1 through the stale COMMIT copy (F7); kip98 the same, "
                 "and TRACK-1 and LIVE-1 (B1 a).",
                 heavy=True),
+    NamedConfig("rotation", (*_TINY, ("pids", 2), ("maxe", 3), ("restart_txns", 1)),
+                "Producer id rotation (§3.14), Java client: tiny with epochs exhausted at 2 (maxe 3) and a second "
+                "producer id the coordinator hands out then (pids 2); the restarted incarnation runs 1 transaction, "
+                "so the new pid writes, commits and is fenced in turn. 1,579,719 states (6 s on the vector engine); "
+                "tv2 passes with every applicable sometimes witnessed (RotatedPidCommits included); verify passes; "
+                "kip98 shows only B1's violations."),
     NamedConfig("nightly", (*_CI, ("duplicates", 1)),
-                "ci plus 1 client retry of an in-flight produce or TxnOffsetCommit. 20,118,294 states (about 2.5 "
-                "minutes and 6 GiB on the vector engine); violates FENCE-1 through a retried TxnOffsetCommit "
+                "ci plus 1 client retry of an in-flight produce or TxnOffsetCommit. 23,549,120 states with --continue "
+                "(about 4 minutes of search and 7 GiB on the vector engine); violates FENCE-1 through a retried TxnOffsetCommit "
                 "(spec/FINDINGS.md F4).", heavy=True)
 )

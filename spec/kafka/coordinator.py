@@ -21,8 +21,8 @@ the rest: the timeout, the verification and TV2 implicit-add handlers answered t
 transaction-log appends.
 
 Modelled simplifications (each a stated restriction, none hides a behaviour the model targets):
-one producer id per transactional id that never rotates (no epoch overflow, so I4/I6/F1 and the
-TV2 `nextProducerId` path are absent); request timeouts are never out of range (I1); the
+a tid rotates its producer id at most once (config `pids`, §3.14; with pids=1 an exhausted epoch is
+the model's bound, BOUNDS); request timeouts are never out of range (I1); the
 coordinator is always loaded when a request arrives (C1/C2: the load is atomic with failover).
 """
 from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
@@ -30,20 +30,25 @@ from txncheck.spec.model import Conformance, Row, Table
 from txncheck.spec.sequence import At
 
 from .chart import COORDINATOR, PARTITION, TXN_LOG
-from .domains import (tid_used, MAXP, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, CResp,
+from .domains import (ROTATION, tid_used, MAXP, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, CResp,
                       TxnState as S, TV2, VERIFY, Ver, invalid_epoch, tid_of)
 from .handlers import (A, ISE, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
                        illegal_state, no_pend, pending)
 from .params import c, i, k, p, T, t
 from .requests import LATE, LIVE
-from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_pres, pc_e, pl_vb, pl_vst, tc_ce,
+from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_cresp_rot, n_pres, pc_e, pl_vb, pl_vst, tc_ce,
                     tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
-                    tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_vrej, g_pk, g_illegal)
+                    tc_pend_p, tc_st, tc_ff, tl_e, tl_parts, tl_st, w_vrej, g_pk, g_illegal, b_rot, pc_rot, tc_next,
+                    tc_pend_rot, tc_rot)
 from .txnlog import clear_pend, decide, implicit_add_done, markers
 
 # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
 e_b = b_e[i][p][k]
 held = (pl_vb[p][i][k] == Ver.PENDING,)
+pid_b = b_rot[i][p][k] == tc_rot[T]  # the batch's producer id is the coordinator's (else §3.14 mapping error)
+# TV2's add checks the pending transition first (CONCURRENT_TRANSACTIONS, KAFKA-18660), then the pid and the epoch; a
+# Prepare* state is Kafka's pending CompleteX (prepareComplete is called once Prepare* is durable)
+busy = Or(Not(no_pend), tc_st[T].is_in(*PREPARE))
 
 
 def to_leader(code):
@@ -63,7 +68,8 @@ def apply_prepare():
     """The pending PrepareX is durable: cache and log move to it, markers go out with coordinator epoch c."""
     return (tl_st[t].set(prep_state), tl_e[t].set(tc_pend_e[t]),
             tc_st[t].set(prep_state), tc_e[t].set(tc_pend_e[t]), tc_last[t].set(tc_pend_last[t]),
-            *markers(t, c, If(is_pc, Result.COMMIT, Result.ABORT), tc_pend_e[t], lambda q: tc_parts[t][q]),
+            tc_next[t].set(And(ROTATION, tc_pend_rot[t])),
+            *markers(t, c, If(is_pc, Result.COMMIT, Result.ABORT), tc_pend_e[t], lambda q: tc_parts[t][q], tc_rot[t]),
             *decide(t, If(is_pc, Outcome.COMMIT, Outcome.ABORT), tc_st[t] == S.Ongoing),
             *clear_pend(t))
 
@@ -86,11 +92,17 @@ by_request = tc_pend_by[t].is_in(PendBy.CLIENT, PendBy.ABANDONED)
 owns = Or(starts_txn, g_ck[t] == 0)
 
 
-def answer_waiting(epoch):
-    """The append's callback answers NONE (with `epoch`) to client i if it waits; a late copy's answer is written
-    to a closed connection and lost."""
+def answer_waiting(epoch, rot=False):
+    """The append's callback answers NONE (with (pid, `epoch`); `rot`: the second pid) to client i if it waits; a
+    late copy's answer is written to a closed connection and lost."""
     waits = tc_pend_by[t] == PendBy.CLIENT
-    return (n_cresp[i].set(If(waits, CResp.OK, n_cresp[i])), n_cresp_e[i].set(If(waits, epoch, n_cresp_e[i])))
+    return (n_cresp[i].set(If(waits, CResp.OK, n_cresp[i])), n_cresp_e[i].set(If(waits, epoch, n_cresp_e[i])),
+            n_cresp_rot[i].set(And(ROTATION, If(waits, rot, n_cresp_rot[i]))))
+
+
+# the pid the pending transition's answer returns (§3.14); ROTATION first, so that with pids=1 the rotation cells
+# are constant to the applicability analysis too (checker/applicable.py)
+rotated = And(ROTATION, Or(tc_rot[t], tc_pend_rot[t]))
 is_prepare = tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort)
 
 KAFKA_PREV = {"Empty": ("Empty", "CompleteCommit", "CompleteAbort"),
@@ -130,7 +142,7 @@ ROWS = (
         guard=(tid_used(t), tc_st[t] == S.Ongoing, tc_pend[t] == Pend.NONE, tc_e[t] < Config("maxe"),
                ForAll(Inc, lambda j: Or(tid_of(j) != t, Not(And(
                    pc_st[j].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
-                                  PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t]))))),
+                                  PcState.ABORTABLE_ERROR), pc_e[j] == tc_e[t], pc_rot[j] == tc_rot[t]))))),
         updates=fence_updates(t),
         tags=("timeout",),
         ref="kafka-protocol §3.9 T1; TransactionCoordinator.abortTimedOutTransactions",
@@ -140,40 +152,50 @@ ROWS = (
     # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
     # A rejection is passed on by the leader as its Produce response in the same step: the rows that
     # write it send it from the partition (sends_from).
-    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION, guard=(VERIFY, *held, e_b != tc_e[T]),
+    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION, guard=(VERIFY, *held, pid_b, e_b != tc_e[T]),
         updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V2 (PRODUCER_FENCED, passed on as INVALID_PRODUCER_EPOCH); "
             "TransactionCoordinator.handleVerifyPartitionsInTransaction, AddPartitionsToTxnManager"),
     Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
-        guard=(VERIFY, *held, e_b == tc_e[T], tc_st[T].is_in(*PREPARE)),
+        guard=(VERIFY, *held, pid_b, e_b == tc_e[T], tc_st[T].is_in(*PREPARE)),
         updates=to_leader(PResp.RETRY),
         ref="kafka-protocol §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
     Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
-        guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
+        guard=(VERIFY, *held, pid_b, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
         updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
     Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
-        guard=(VERIFY, *held, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
+        guard=(VERIFY, *held, pid_b, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V5, §3.5 P3 (TRANSACTION_ABORTABLE)"),
-    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION, guard=(TV2, *held, e_b != tc_e[T]),
+    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION, guard=(TV2, *held, Not(busy), pid_b, e_b != tc_e[T]),
         updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 TV2 implicit add handled as §3.2 A2 (PRODUCER_FENCED, passed on as "
             "INVALID_PRODUCER_EPOCH); AddPartitionsToTxnManager"),
     Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,
-        guard=(TV2, *held, e_b == tc_e[T], Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
-        updates=to_leader(PResp.RETRY), ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client)"),
+        guard=(TV2, *held, busy),
+        updates=to_leader(PResp.RETRY),
+        ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client), checked before the pid and the epoch "
+            "(KAFKA-18660: a client that took the new (pid, e) from EndTxn is not fenced while the markers of its "
+            "previous transaction are written)"),
     Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
-        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
+        guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
         updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
     Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
-        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
+        guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
         updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_vb[p][i][k].set(Ver.ADDING),
                  g_pk[T].set(k)),
         ref="kafka-protocol §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
+    Row("TC-68", A, "AddPartitionsToTxn v4 VerifyOnly / v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,
+        guard=(Or(VERIFY, TV2), *held, Not(pid_b), Or(VERIFY, Not(busy))),
+        updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
+        ref="kafka-protocol §3.11, §3.14 (INVALID_PRODUCER_ID_MAPPING, passed on unchanged by "
+            "AddPartitionsToTxnManager; fatal at the Java client: TransactionManager.canRetry / "
+            "maybeTransitionToErrorState); TransactionCoordinator.handleVerifyPartitionsInTransaction / "
+            "handleAddPartitionsToTransaction"),
     *assertions(LIVE),
     Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
-        guard=(TV2, *held, e_b == tc_e[T], no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T].is_in(*NEVER_CACHED)),
         updates=illegal_state(),
         ref=f"kafka-protocol §3.11 as §3.2 A5: TransactionMetadata.prepareAddPartitions -> "
             f"prepareTransitionTo(Ongoing) throws {ISE} (§2.1: Dead and PrepareEpochFence are not valid previous "
@@ -189,7 +211,7 @@ ROWS = (
         updates=(tl_st[t].set(S.Empty), tl_e[t].set(tc_pend_e[t]), tc_st[t].set(S.Empty), tc_e[t].set(tc_pend_e[t]),
                  tc_last[t].set(tc_pend_last[t]),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
-                 *answer_waiting(tc_pend_e[t]), g_ci[t].set(0), g_ck[t].set(0),
+                 *answer_waiting(tc_pend_e[t], rotated), tc_rot[t].set(rotated), g_ci[t].set(0), g_ck[t].set(0),
                  *clear_pend(t)),
         ref=f"kafka-protocol §3.1 I7-I9, §2.1 mechanics 2 (Empty: valid bump, no partitions); {TSM}, "
             "TransactionMetadata.completeTransitionTo"),
@@ -208,7 +230,7 @@ ROWS = (
     Row("TL-04", A, "TL append durable: PrepareX (EndTxn)", params=(t, i, c), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), is_prepare, by_request, tc_pend_cli[t] == i, tid_of(i) == t, tc_ce[t] == c,
                prepare_from),
-        updates=(*apply_prepare(), *answer_waiting(tc_pend_e[t])),
+        updates=(*apply_prepare(), *answer_waiting(If(tc_pend_rot[t], 0, tc_pend_e[t]), rotated)),
         ref="kafka-protocol §3.6 E4 / §3.7 F4-F8 (answer NONE once PrepareX is durable, before any marker), "
             "§3.8 (markers with the current coordinator epoch); TransactionCoordinator.endTransaction "
             "sendTxnMarkersCallback"),
@@ -223,10 +245,13 @@ ROWS = (
         updates=(tl_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  tc_st[t].set(If(tc_st[t] == S.PrepareCommit, S.CompleteCommit, S.CompleteAbort)),
                  *[tl_parts[t][q].set(False) for q in range(MAXP)], *[tc_parts[t][q].set(False) for q in range(MAXP)],
-                 g_ci[t].set(0), g_ck[t].set(0), tc_ff[t].set(False)),
+                 g_ci[t].set(0), g_ck[t].set(0), tc_ff[t].set(False),
+                 tc_rot[t].set(And(ROTATION, Or(tc_rot[t], tc_next[t]))), tc_e[t].set(If(tc_next[t], 0, tc_e[t])),
+                 tl_e[t].set(If(tc_next[t], 0, tl_e[t])), tc_next[t].set(False)),
         ref="kafka-protocol §3.8 (all NONE: append CompleteX, no partitions), §2.1 mechanics 2; "
             "TransactionMarkerChannelManager.tryAppendToLog, TransactionMetadata.prepareComplete (which also "
-            "clears hasFailedEpochFence)"),
+            "clears hasFailedEpochFence); §3.14: with nextProducerId the CompleteX record carries the new pid at "
+            "epoch 0 (lastProducerEpoch stays)"),
     Row("TL-07", A, "TL append durable: illegal transition", params=(t,), at=TXN_LOG, sends_from=At("coordinator", t),
         guard=(tid_used(t), tc_pend[t] != Pend.NONE, Not(valid_completion)),
         updates=(g_illegal.set(True),),

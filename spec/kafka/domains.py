@@ -106,6 +106,28 @@ def batch_used(j, kk):
 BATCH_CELLS = tuple((j, kk) for j in range(MAXI) for kk in range(1, MAXK + 1))
 
 
+# config `pids` (§3.14): 2 lets the tid's producer id rotate once, when its epoch is exhausted (the coordinator's
+# nextProducerId); with `tids` = 1 the second pid takes the pid index a second tid would (pid indexes are Tid's)
+ROTATION = Config("pids") == 2
+
+
+def pid_of(tid, rotated):
+    """The producer id (an index of the pid-indexed vars) that `tid` holds before (`rotated` False) or after its
+    rotation: pid = tid before, tid + 1 after (config `pids` = 2 needs `tids` = 1, so that index is free)."""
+    return If(rotated, tid + 1, tid)
+
+
+def pid_used(u):
+    """Producer id `u` exists in this configuration: one per tid, and the rotated one with `pids` = 2."""
+    return u < Config("tids") + Config("pids") - 1
+
+
+def exhausted(epoch):
+    """TransactionMetadata.isEpochExhausted: the epoch is at least maxe - 1 (Short.MAX_VALUE - 1: a client never
+    holds maxe, which only a Prepare record and its markers carry before the rotation)."""
+    return epoch >= Config("maxe") - 1
+
+
 def in_use(p):
     """Partition `p` exists in this configuration."""
     return p < Config("parts")

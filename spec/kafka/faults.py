@@ -10,12 +10,13 @@ from txncheck.spec.model import Row, Table
 from txncheck.spec.sequence import At, Receive
 
 from .chart import NETWORK, PRODUCER
-from .domains import tid_of, tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
+from .domains import ROTATION, tid_of, tid_used, writes_to, MAXP, CResp, Outcome, Pend, PendBy, PcState, Result, TxnState as S, Ver
 from .params import c, i, p, t
 from .leader import leader_change
 from .requests import abandoned, cleared, late_cleared
-from .state import (env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_late_ce, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
-                    n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, pc_st, tc_ce, tc_e, tc_last,
+from .state import (n_cresp_rot, env_late, env_loss, env_mkd, env_tlf, tc_ff, n_creq, n_late, n_late_ce, n_cresp, n_cresp_e, n_lost, n_mk, n_mk_e,
+                    n_mk_res, n_mk_rot, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_mkd_rot, pc_st, tc_ce, tc_e, tc_last,
+                    tc_next, tc_pend_rot, tc_rot,
                     tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
                     tl_parts, tl_st, w_redrive, g_ci, g_ck, g_pk)
 from .txnlog import clear_pend, decide, implicit_add_done, markers
@@ -29,14 +30,15 @@ NET = Table("network", (
         ref="kafka-protocol §1.7 network: drop (the client times out, outcome indefinite)"),
     Row("NET-02", "network", "drop a coordinator response", params=(i,),
         guard=(n_cresp[i] != CResp.NONE, env_loss < Config("losses")),
-        updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_lost[i].set(True), env_loss.set(env_loss + 1)),
+        updates=(n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_cresp_rot[i].set(False), n_lost[i].set(True),
+                 env_loss.set(env_loss + 1)),
         tags=("network",),
         ref="kafka-protocol §1.7, §3.10 indefinite outcome (e.g. EndTxn(COMMIT) applied, answer lost)"),
     Row("NET-10", "network", "WriteTxnMarkers request timeout: re-sent, the first copy still in flight", params=(t, p, c),
         guard=(tid_used(t), writes_to(p), n_mk[t][p][c], c == tc_ce[t], Not(n_mkd[t][p]),
                env_mkd < Config("marker_dups")),
         updates=(n_mkd[t][p].set(True), n_mkd_res[t][p].set(n_mk_res[t][p][c]), n_mkd_e[t][p].set(n_mk_e[t][p][c]),
-                 n_mkd_c[t][p].set(c), env_mkd.set(env_mkd + 1)),
+                 n_mkd_c[t][p].set(c), n_mkd_rot[t][p].set(n_mk_rot[t][p][c]), env_mkd.set(env_mkd + 1)),
         tags=("network",), sends_from=At("coordinator", t),
         ref="kafka-protocol §3.8 marker re-send; NetworkClient.handleTimedOutRequests (request.timeout.ms: the "
             "connection is closed, the request completes as disconnected), TransactionMarkerRequestCompletionHandler."
@@ -88,6 +90,9 @@ def new_parts(q):
 
 
 redrive = Or(new_st == S.PrepareCommit, new_st == S.PrepareAbort)
+# §3.14: a durable Empty that rotates carries the new pid; a durable Prepare* that rotates, its nextProducerId
+new_rot = And(ROTATION, Or(tc_rot[t], And(d, tc_pend[t] == Pend.Empty, tc_pend_rot[t])))
+new_next = And(ROTATION, If(d, And(tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_pend_rot[t]), tc_next[t]))
 starts_durably = And(d, tc_pend[t] == Pend.Ongoing, tc_st[t] != S.Ongoing)
 waiting_client = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.CLIENT)
 waiting_leader = And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.LEADER)
@@ -111,10 +116,11 @@ FLT = Table("faults", (
         updates=(tl_st[t].set(new_st), tl_e[t].set(new_e),
                  *[tl_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
                  tc_st[t].set(new_st), tc_e[t].set(new_e), tc_last[t].set(-1),
+                 tc_rot[t].set(new_rot), tc_next[t].set(new_next),
                  *[tc_parts[t][q].set(new_parts(q)) for q in range(MAXP)],
                  tc_ce[t].set(tc_ce[t] + 1),
                  *[u for u in markers(t, tc_ce[t] + 1, If(new_st == S.PrepareCommit, Result.COMMIT, Result.ABORT),
-                                      new_e, lambda q: And(redrive, new_parts(q)))],
+                                      new_e, lambda q: And(redrive, new_parts(q)), new_rot)],
                  *decide(t, If(tc_pend[t] == Pend.PrepareCommit, Outcome.COMMIT, Outcome.ABORT),
                          And(d, tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_st[t] == S.Ongoing)),
                  cli_resp.set(If(waiting_client, CResp.RETRY, cli_resp)),

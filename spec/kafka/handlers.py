@@ -9,11 +9,11 @@ of `coordinator.py` makes durable. Kafka code: `TransactionCoordinator.handleIni
 from txncheck.spec.expr import And, Config, If, Not, Or
 from txncheck.spec.model import Row
 
-from .domains import NO_PART, CResp, Pend, PendBy, Rq, TxnState as S, TV01, TV2
+from .domains import NO_PART, ROTATION, CResp, Pend, PendBy, Rq, TxnState as S, TV01, TV2, exhausted
 from .params import i, p, T
 from .requests import LIVE
 from .state import (g_bound, g_ci, g_ck, g_f2, g_illegal, g_pk, tc_e, tc_ff, tc_last, tc_parts, tc_pend, tc_pend_by,
-                    tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_st, tl_e, w_fence)
+                    tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_pend_rot, tc_rot, tc_st, tl_e, w_fence)
 
 A = "coordinator"
 TC = "TransactionCoordinator.handle"
@@ -36,22 +36,39 @@ def beyond_bound():
 
 
 MAXE = Config("maxe")
-EPOCH_BOUND_REF = ("model bound (config maxe: the model issues no epoch beyond it; Kafka bumps, and rotates the "
-                   "producer id once the epoch is exhausted, I6 / F4, which the model leaves out); BOUNDS flags a "
-                   "config that reaches it")
+EPOCH_BOUND_REF = ("model bound (config maxe: the model issues no epoch beyond it; Kafka rotates the producer id once "
+                   "the epoch is exhausted, §3.14, which the model does once with pids=2); BOUNDS flags a config that "
+                   "reaches it")
 ISE = "IllegalStateException"
 
 
-def pending(target, epoch, last, by, part):
-    """prepareTransitionTo: the single in-flight transition (pendingState) and who waits for its append."""
+def pending(target, epoch, last, by, part, rot=False):
+    """prepareTransitionTo: the single in-flight transition (pendingState) and who waits for its append; `rot`: it
+    rotates the producer id (§3.14)."""
     return (tc_pend[T].set(target), tc_pend_e[T].set(epoch), tc_pend_last[T].set(last), tc_pend_by[T].set(by),
-            tc_pend_cli[T].set(i), tc_pend_p[T].set(part))
+            tc_pend_cli[T].set(i), tc_pend_p[T].set(part), tc_pend_rot[T].set(rot))
 
 
-def prepare_for(cp, target, epoch, last, part=NO_PART):
+def prepare_for(cp, target, epoch, last, part=NO_PART, rot=False):
     """Copy `cp` of client i's request prepares a transition: it is pending for i (answered once the append is
     durable, TL-01..TL-04, to the client if it waits for this copy), and the copy is taken off the network."""
-    return (*pending(target, epoch, last, cp.waiter, part), *cp.taken())
+    return (*pending(target, epoch, last, cp.waiter, part, rot), *cp.taken())
+
+
+def can_rotate(tid):
+    """The coordinator can hand `tid` a new producer id (config `pids` = 2, not yet rotated: §3.14)."""
+    return And(ROTATION, Not(tc_rot[tid]))
+
+
+def rotates(tid):
+    """A bump of `tid`'s epoch now rotates its producer id: the epoch is exhausted and a new pid is available."""
+    return And(can_rotate(tid), exhausted(tc_e[tid]))
+
+
+def prev_is_old(tid):
+    """prevProducerId is the pid before the rotation: nothing has been prepared since the transition that rotated
+    (the InitProducerId's Empty, or the CompleteX of a rotating EndTxn or fence), which left epoch 0."""
+    return And(tc_rot[tid], tc_e[tid] == 0, tc_st[tid].is_in(S.Empty, S.CompleteCommit, S.CompleteAbort))
 
 
 def fenced_epoch(tid):
@@ -65,7 +82,7 @@ def fence_updates(tid=T):
     once; PrepareAbort with it is pending."""
     return (tc_e[tid].set(fenced_epoch(tid)), tc_pend[tid].set(Pend.PrepareAbort), tc_pend_e[tid].set(fenced_epoch(tid)),
             tc_pend_last[tid].set(-1), tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0),
-            tc_pend_p[tid].set(NO_PART))
+            tc_pend_p[tid].set(NO_PART), tc_pend_rot[tid].set(And(TV2, rotates(tid))))
 
 
 INIT = (Rq.INIT, Rq.INITBUMP)
@@ -78,11 +95,21 @@ def end_target(cp):
     return If(cp.rq == Rq.COMMIT, Pend.PrepareCommit, Pend.PrepareAbort)
 
 
+def same_pid(cp):
+    """The request carries the coordinator's current producer id."""
+    return cp.rot == tc_rot[T]
+
+
+def overflow_retry(cp):
+    """EndTxn v5's retryOnOverflow (§3.14): a retry from the pid before the rotation with its last epoch."""
+    return And(prev_is_old(T), Not(cp.rot), cp.e == MAXE - 1)
+
+
 def epoch_terms(cp):
-    """The request's epoch against the coordinator's: a retry of the previous epoch, the current one, and
-    EndTxn v5's PRODUCER_FENCED condition (§3.7 F2)."""
-    retry = cp.e == cur - 1
-    current = cp.e == cur
+    """The request's (pid, epoch) against the coordinator's: a retry of the previous epoch (or of the last one
+    before a rotation), the current one, and EndTxn v5's PRODUCER_FENCED condition (§3.7 F2)."""
+    retry = Or(And(same_pid(cp), cp.e == cur - 1), overflow_retry(cp))
+    current = And(same_pid(cp), cp.e == cur)
     bad_tv2_epoch = Or(And(tc_st[T].is_in(S.Ongoing, S.Empty), cp.e != cur),
                        And(tc_st[T].is_in(*PREPARE), Not(retry)),
                        And(tc_st[T].is_in(S.CompleteCommit, S.CompleteAbort), Not(retry), Not(current)))
@@ -109,9 +136,15 @@ def handlers(cp):
     IS_COMMIT, IS_ABORT = cp.rq == Rq.COMMIT, cp.rq == Rq.ABORT
     END_TARGET = end_target(cp)
     retry, current, bad_tv2_epoch = epoch_terms(cp)
+    pid = same_pid(cp)
+    pid_ok = Or(pid, overflow_retry(cp))  # EndTxn v5: INVALID_PRODUCER_ID_MAPPING unless (§3.14)
+    init_pid_ok = Or(pid, And(prev_is_old(T), Not(cp.rot)))  # InitProducerId(pid, e) accepts the pid before a rotation
+    same_pe = And(pid, e_req == cur)
+    rot = rotates(T)
+    mapping = "INVALID_PRODUCER_ID_MAPPING, fatal at the client (§3.14)"
 
-    def prepare(target, epoch, last, part=NO_PART):
-        return prepare_for(cp, target, epoch, last, part)
+    def prepare(target, epoch, last, part=NO_PART, rot=False):
+        return prepare_for(cp, target, epoch, last, part, rot)
 
     return (
         # -- InitProducerId (§3.1) -----------------------------------------------------------------
@@ -120,22 +153,24 @@ def handlers(cp):
         Row(cp.rid(2), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*PREPARE)),
             updates=answer(CResp.RETRY), ref=f"kafka-protocol §3.1 I5; {TC}InitProducerId"),
         Row(cp.rid(3), A, cp.event("InitProducerId"), params=(i,),
-            guard=(*req(Rq.INIT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), cur < Config("maxe")),
-            updates=prepare(Pend.Empty, cur + 1, -1),
-            ref="kafka-protocol §3.1 I7 (bump, last := -1); TransactionMetadata.prepareIncrementProducerEpoch"),
+            guard=(*req(Rq.INIT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(cur < MAXE, can_rotate(T))),
+            updates=prepare(Pend.Empty, If(rot, 0, cur + 1), -1, rot=rot),
+            ref="kafka-protocol §3.1 I7 (bump, last := -1), §3.14 (an exhausted epoch rotates the pid: epoch 0); "
+                "TransactionMetadata.prepareIncrementProducerEpoch / prepareProducerIdRotation"),
         Row(cp.rid(4), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
-                   cur < Config("maxe")),
-            updates=prepare(Pend.Empty, cur + 1, cur),
-            ref="kafka-protocol §3.1 I8 (KIP-360 bump, last := e)"),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(same_pe, cur == -1),
+                   Or(cur < MAXE, can_rotate(T))),
+            updates=prepare(Pend.Empty, If(rot, 0, cur + 1), cur, rot=rot),
+            ref="kafka-protocol §3.1 I8 (KIP-360 bump, last := e), §3.14 (rotation when exhausted)"),
         Row(cp.rid(5), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
-                   e_req == tc_last[T], tc_last[T] != -1),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(same_pe),
+                   cur != -1, e_req == tc_last[T], tc_last[T] != -1),
             updates=prepare(Pend.Empty, cur, tc_last[T]),
-            ref="kafka-protocol §3.1 I9 (retry of a successful bump: same epoch, record rewritten)"),
+            ref="kafka-protocol §3.1 I9 (retry of a successful bump: same epoch, record rewritten; §3.14: also from "
+                "the pid before a rotation)"),
         Row(cp.rid(6), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), e_req != cur, cur != -1,
-                   Or(e_req != tc_last[T], tc_last[T] == -1)),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(same_pe),
+                   cur != -1, Or(e_req != tc_last[T], tc_last[T] == -1)),
             updates=answer(CResp.FENCED), ref="kafka-protocol §3.1 I10 (PRODUCER_FENCED)"),
         Row(cp.rid(7), A, cp.event("InitProducerId"), params=(i,),
             guard=(*req(*INIT), no_pend, tc_st[T] == S.Ongoing, cur < Config("maxe")),
@@ -145,65 +180,76 @@ def handlers(cp):
                 "endTransaction(ABORT))",
             doc="The client is answered CONCURRENT_TRANSACTIONS and retries; the retry bumps again once "
                 "CompleteAbort is durable."),
+        Row(cp.rid(8), A, cp.event("InitProducerId(pid, e)"), params=(i,),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Not(init_pid_ok), cur != -1),
+            updates=answer(CResp.FATAL), ref=f"kafka-protocol §3.14 ({mapping}); {TC}InitProducerId"),
         # -- AddPartitionsToTxn (§3.2, TV0/1) -------------------------------------------------------
-        Row(cp.rid(10), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), e_req != cur),
+        Row(cp.rid(10), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), pid, e_req != cur),
             updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
         Row(cp.rid(11), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), e_req == cur, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
+            guard=(TV01, *req(Rq.ADD), same_pe, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(12), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
+            guard=(TV01, *req(Rq.ADD), cp.p == p, same_pe, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
             updates=(*answer(CResp.OK), *adopt(cp)), ref="kafka-protocol §3.2 A4 (already added: NONE, no write)",
             doc="γ: an Ongoing transaction no client transaction owns (opened by a late add) is adopted by this one."),
         Row(cp.rid(13), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, e_req == cur, no_pend,
+            guard=(TV01, *req(Rq.ADD), cp.p == p, same_pe, no_pend,
                    tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                    Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
             updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(cp.k)),
             ref="kafka-protocol §3.2 A5 (prepareAddPartitions; TL)"),
+        Row(cp.rid(14), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), Not(pid)),
+            updates=answer(CResp.FATAL), ref=f"kafka-protocol §3.2, §3.14 ({mapping}); {TC}AddPartitionsToTransaction"),
         # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
-        Row(cp.rid(20), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req != cur),
+        Row(cp.rid(20), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), pid, e_req != cur),
             updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
-        Row(cp.rid(21), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req == cur, Not(no_pend)),
+        Row(cp.rid(21), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), same_pe, Not(no_pend)),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E3 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(22), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] == S.Ongoing),
+        Row(cp.rid(22), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T] == S.Ongoing),
             updates=(*prepare(END_TARGET, cur, tc_last[T]), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
             ref="kafka-protocol §3.6 E4 (prepareAbortOrCommit, same epoch; answered once PrepareX is durable)",
             doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
         Row(cp.rid(23), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend,
+            guard=(TV01, *req(*END), same_pe, no_pend,
                    Or(And(tc_st[T] == S.CompleteCommit, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_ABORT))),
             updates=answer(CResp.OK), ref="kafka-protocol §3.6 E5 (retry of a completed EndTxn: NONE)"),
         Row(cp.rid(24), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend,
+            guard=(TV01, *req(*END), same_pe, no_pend,
                    Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E6 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(25), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T] != S.Ongoing,
+            guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T] != S.Ongoing,
                    Not(Or(And(tc_st[T].is_in(S.CompleteCommit, S.PrepareCommit), IS_COMMIT),
                           And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT))),
                    Not(tc_st[T].is_in(*NEVER_CACHED))),
             updates=answer(CResp.FATAL), ref="kafka-protocol §3.6 E7 (INVALID_TXN_STATE)"),
+        Row(cp.rid(26), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), Not(pid)),
+            updates=answer(CResp.FATAL), ref=f"kafka-protocol §3.6, §3.14 ({mapping}); {TC}EndTransaction"),
         # -- EndTxn TV2 (§3.7) -------------------------------------------------------------------------
-        Row(cp.rid(30), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), bad_tv2_epoch),
+        Row(cp.rid(30), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), no_pend, pid_ok, bad_tv2_epoch),
             updates=answer(CResp.FENCED), ref="kafka-protocol §3.7 F2 (PRODUCER_FENCED)"),
-        Row(cp.rid(31), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), Not(bad_tv2_epoch), Not(no_pend)),
-            updates=answer(CResp.RETRY), ref="kafka-protocol §3.7 F3 (CONCURRENT_TRANSACTIONS)"),
+        Row(cp.rid(31), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), Not(no_pend)),
+            updates=answer(CResp.RETRY),
+            ref="kafka-protocol §3.7 F3 (CONCURRENT_TRANSACTIONS, checked before the pid and the epoch since "
+                "KAFKA-18660)"),
         Row(cp.rid(32), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, tc_st[T] == S.Ongoing, current, cur < Config("maxe")),
-            updates=(*prepare(END_TARGET, cur + 1, cur), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
-            ref="kafka-protocol §3.7 F4 (PrepareX at cur+1, last := cur)",
+            guard=(TV2, *req(*END), no_pend, tc_st[T] == S.Ongoing, current, cur < MAXE),
+            updates=(*prepare(END_TARGET, cur + 1, cur, rot=rot), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
+            ref="kafka-protocol §3.7 F4 (PrepareX at cur+1, last := cur), §3.14 (exhausted: the record carries "
+                "nextProducerId, the answer the new (pid, 0))",
             doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
         Row(cp.rid(33), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(Rq.ABORT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), current, cur < Config("maxe")),
-            updates=prepare(Pend.PrepareAbort, cur + 1, cur),
+            guard=(TV2, *req(Rq.ABORT), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), current, cur < MAXE),
+            updates=prepare(Pend.PrepareAbort, cur + 1, cur, rot=rot),
             ref="kafka-protocol §3.7 F5/F8 (empty abort with epoch bump; KAFKA-14563)"),
         Row(cp.rid(34), A, cp.event("EndTxn v5"), params=(i,),
             guard=(TV2, *req(*END), no_pend, retry,
                    Or(And(tc_st[T] == S.CompleteAbort, IS_ABORT), And(tc_st[T] == S.CompleteCommit, IS_COMMIT))),
-            updates=answer(CResp.OK, cur), ref="kafka-protocol §3.7 F7 (retry: NONE + current (pid, e))"),
+            updates=answer(CResp.OK, cur, tc_rot[T]),
+            ref="kafka-protocol §3.7 F7 (retry: NONE + current (pid, e)), §3.14 (retryOnOverflow)"),
         Row(cp.rid(35), A, cp.event("EndTxn v5"), params=(i,),
-            guard=(TV2, *req(*END), no_pend, Not(bad_tv2_epoch),
+            guard=(TV2, *req(*END), no_pend, pid_ok, Not(bad_tv2_epoch),
                    Or(And(tc_st[T] == S.Empty, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_COMMIT),
                       And(tc_st[T] == S.CompleteCommit, IS_COMMIT, current),
                       And(tc_st[T] == S.CompleteCommit, IS_ABORT, retry))),
@@ -216,6 +262,8 @@ def handlers(cp):
             guard=(TV2, *req(*END), no_pend, retry,
                    Or(And(tc_st[T] == S.PrepareCommit, IS_ABORT), And(tc_st[T] == S.PrepareAbort, IS_COMMIT))),
             updates=answer(CResp.FATAL), ref="kafka-protocol §3.7 F11 (INVALID_TXN_STATE)"),
+        Row(cp.rid(38), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), no_pend, Not(pid_ok)),
+            updates=answer(CResp.FATAL), ref=f"kafka-protocol §3.7, §3.14 ({mapping}); {TC}EndTransaction"),
     )
 
 
@@ -225,6 +273,8 @@ def assertions(cp):
     `maxe`."""
     req, e_req, IS_ABORT = cp.req, cp.e, cp.rq == Rq.ABORT
     current = epoch_terms(cp)[1]
+    pid = same_pid(cp)
+    same_pe = And(pid, e_req == cur)
     return (
         Row(cp.rid(90), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
@@ -233,26 +283,27 @@ def assertions(cp):
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
         Row(cp.rid(91), A, cp.event("InitProducerId"), params=(i,),
             guard=(*req(*INIT), no_pend, cur >= MAXE,
-                   Or(tc_st[T] == S.Ongoing, And(cp.rq == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE)))),
+                   Or(tc_st[T] == S.Ongoing,
+                      And(cp.rq == Rq.INIT, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Not(can_rotate(T))))),
             updates=beyond_bound(), ref=f"kafka-protocol §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
             doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
         Row(cp.rid(92), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(e_req == cur, cur == -1),
-                   cur >= MAXE),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(And(pid, e_req == cur), cur == -1),
+                   cur >= MAXE, Not(can_rotate(T))),
             updates=beyond_bound(), ref=f"kafka-protocol §3.1 I8 at the {EPOCH_BOUND_REF}",
             doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
         Row(cp.rid(93), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+            guard=(TV01, *req(Rq.ADD), pid, e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
             ref=f"kafka-protocol §2.1 (Ongoing's valid previous states); {TC}AddPartitionsToTransaction -> "
                 f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
         Row(cp.rid(94), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), e_req == cur, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+            guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
             ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
-        Row(cp.rid(95), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+        Row(cp.rid(95), A, cp.event("EndTxn v5"), params=(i,), guard=(TV2, *req(*END), no_pend, Or(pid, overflow_retry(cp)), tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
             ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),

@@ -26,13 +26,13 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (batch_used, invalid_epoch, lagged, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
 from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
                     log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
-                    n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st,
+                    n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st, b_rot, n_mk_rot, n_mkd_rot, tc_rot,
                     pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
@@ -41,8 +41,9 @@ PAI = "ProducerAppendInfo"
 
 e_b = b_e[i][p][k]
 s_b = b_s[i][p][k]
-stored = pl_e[p][T]
-last = pl_seq[p][T]
+PB = pid_of(T, b_rot[i][p][k])  # the batch's producer id (§3.14: the tid's first or second)
+stored = pl_e[p][PB]
+last = pl_seq[p][PB]
 at_op = is_op(p)  # TxnOffsetCommit batches carry no sequence: only the epoch is checked (§3.4 O4)
 dup = And(Not(at_op), e_b == stored, s_b <= last)
 fenced = e_b < stored
@@ -52,7 +53,7 @@ oos = And(Not(at_op), Or(And(stored != -1, e_b > stored, s_b != 0), And(stored !
 gen_ok = Or(Not(at_op), Config("kip447") == 0, i == generation(pc_st, PcState.IDLE))
 FENCED_RESP = invalid_epoch(p)
 seq_ok = And(Not(dup), Not(fenced), Not(oos))
-verified_span = And(pl_open[p][T], stored == e_b)
+verified_span = And(pl_open[p][PB], stored == e_b)
 needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
 room = pl_end[p] < Config("slots")
 in_flight = n_prod[i][p][k] > 0
@@ -60,7 +61,7 @@ vb = pl_vb[p][i][k]  # where batch (i, p, k) stands in p's verification
 not_held = vb == Ver.NONE
 # the append's guard check (UnifiedLog.analyzeAndValidateProducerState): skipped while the pid has an ongoing
 # transaction at p (an open span, whatever its epoch); otherwise the batch's guard must still be the entry's
-guard_ok = Or(Not(pl_vst[p][i][k]), pl_open[p][T])
+guard_ok = Or(Not(pl_vst[p][i][k]), pl_open[p][PB])
 # answered whatever the verification state (PL-01, PL-02, PL-03); another copy of a held batch waits (module doc)
 answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
 
@@ -76,7 +77,8 @@ def release():
 
 def none_held(part, pid):
     """No batch of `pid` is held for verification at `part`."""
-    return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: Or(Not(batch_used(j, kk)), tid_of(j) != pid,
+    return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: Or(Not(batch_used(j, kk)),
+                                                                  pid_of(tid_of(j), b_rot[j][part][kk]) != pid,
                                                                   pl_vb[part][j][kk] == Ver.NONE)))
 
 
@@ -85,9 +87,13 @@ def entry_cleared(pid):
     guard that is stale from now on (a later batch gets a new entry and guard). Kafka clears the entry on a data
     append too, but that is not observable: a guard is checked only while the pid has no open span at p, and the
     span a data append opens closes only by a marker, which clears the entry again."""
-    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), tid_of(j) == pid,
+    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), pid_of(tid_of(j), b_rot[j][p][kk]) == pid,
                                                                pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))))
                  for j, kk in BATCH_CELLS)
+
+
+# ghost: the batch's (pid, e) is retired: a pid the tid has rotated away from, or the pid's epoch below the logged one
+retired = Or(And(tc_rot[T], Not(b_rot[i][p][k])), And(b_rot[i][p][k] == tc_rot[T], tl_e[T] > e_b))
 
 
 def append_data(offset=None, answer=True):
@@ -96,11 +102,11 @@ def append_data(offset=None, answer=True):
     live request of the batch, held or not, stays as it is)."""
     pos = pl_end[p]
     off = call_offset(i, k) if offset is None else offset
-    return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(T), log_inc[p][pos].set(i), log_k[p][pos].set(k),
-            log_e[p][pos].set(e_b), log_seq[p][pos].set(s_b), log_ret[p][pos].set(tl_e[T] > e_b),
-            log_src[p][pos].set(b_src[i][k]), gc_pend[T].set(If(at_op, off, gc_pend[T])),
-            pl_end[p].set(pos + 1), pl_e[p][T].set(e_b), pl_seq[p][T].set(s_b), pl_open[p][T].set(True),
-            pl_first[p][T].set(If(pl_open[p][T], pl_first[p][T], pos)),
+    return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(PB), log_inc[p][pos].set(i), log_k[p][pos].set(k),
+            log_e[p][pos].set(e_b), log_seq[p][pos].set(s_b), log_ret[p][pos].set(retired),
+            log_src[p][pos].set(b_src[i][k]), gc_pend[PB].set(If(at_op, off, gc_pend[PB])),
+            pl_end[p].set(pos + 1), pl_e[p][PB].set(e_b), pl_seq[p][PB].set(s_b), pl_open[p][PB].set(True),
+            pl_first[p][PB].set(If(pl_open[p][PB], pl_first[p][PB], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
             *((*release(), *acked(lagged(p))) if answer else ()))
 
@@ -115,7 +121,7 @@ def acked(waits, until=None):
 
 # a duplicate's answer carries the original batch's offsets, so it waits as the original does while that batch is
 # above the HW (ReplicaManager.appendRecords: the DelayedProduce of the duplicate's LogAppendInfo)
-dup_end = Max(*[If(And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == T, log_e[p][s] == e_b, log_seq[p][s] == s_b),
+dup_end = Max(*[If(And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == PB, log_e[p][s] == e_b, log_seq[p][s] == s_b),
                    s + 1, 0) for s in range(MAXS)])
 dup_waits = And(lagged(p), dup_end > pl_hw[p])
 
@@ -123,53 +129,61 @@ dup_waits = And(lagged(p), dup_end > pl_hw[p])
 # ---- WriteTxnMarkers at p (§3.8): what a marker checks and appends ---------------------------------
 me = n_mk_e[t][p][c]
 mres = n_mk_res[t][p][c]
+MP = pid_of(t, n_mk_rot[t][p][c])  # the marker's producer id (§3.14)
 
 
-def in_span(s):
-    return And(pl_open[p][t], pl_first[p][t] <= s, s < pl_end[p], log_pid[p][s] == t, log_kind[p][s] == Kind.DATA)
+def in_span(s, pid):
+    return And(pl_open[p][pid], pl_first[p][pid] <= s, s < pl_end[p], log_pid[p][s] == pid,
+               log_kind[p][s] == Kind.DATA)
 
 
 # With a lagging HW the closed span stays unstable until the HW passes its marker (ProducerStateManager
 # unreplicatedTxns), so the LSO does not move: it already is min(first offsets, HW) and the marker changes neither.
-LSO_ON_MARKER = If(lagged(p), pl_lso[p],
-                   MinOver(Tid, lambda u: If(And(pl_open[p][u], u != t), pl_first[p][u], pl_end[p] + 1), default=0))
+def lso_on_marker(pid):
+    return If(lagged(p), pl_lso[p],
+              MinOver(Tid, lambda u: If(And(pl_open[p][u], u != pid), pl_first[p][u], pl_end[p] + 1), default=0))
 
 
-def marker_append(commit, epoch, ce):
-    """A control batch of pid t at p (W4-W6): COMMIT when `commit` holds, else ABORT, with producer
-    epoch `epoch` and coordinator epoch `ce`; shared by the coordinator's markers and the admin's."""
+def marker_append(commit, epoch, ce, pid=t):
+    """A control batch of producer id `pid` (default: the tid's first) at p (W4-W6): COMMIT when `commit` holds,
+    else ABORT, with producer epoch `epoch` and coordinator epoch `ce`; shared by the coordinator's markers and the
+    admin's."""
     outcome = If(commit, Outcome.COMMIT, Outcome.ABORT)
+    lso = lso_on_marker(pid)
     return (log_kind[p][pl_end[p]].set(If(commit, Kind.COMMIT, Kind.ABORT)),
-            log_pid[p][pl_end[p]].set(t), log_e[p][pl_end[p]].set(epoch),
+            log_pid[p][pl_end[p]].set(pid), log_e[p][pl_end[p]].set(epoch),
             log_ce[p][pl_end[p]].set(If(Config("leader_failovers") >= 1, ce, -1)),
-            *[log_out[p][s].set(If(in_span(s), outcome, log_out[p][s])) for s in range(MAXS)],
-            g_vislost.set(Or(g_vislost, And(Not(commit), Or(*[And(in_span(s), s < pl_lso[p]) for s in range(MAXS)])))),
-            pl_end[p].set(pl_end[p] + 1), pl_open[p][t].set(False), pl_first[p][t].set(0),
-            pl_e[p][t].set(epoch), pl_seq[p][t].set(If(epoch != pl_e[p][t], -1, pl_seq[p][t])),
-            pl_ce[p][t].set(ce),
-            pl_lso[p].set(LSO_ON_MARKER), g_lso_dec.set(Or(g_lso_dec, LSO_ON_MARKER < pl_lso[p])),
-            g_cereg.set(Or(g_cereg, ce < pl_ce[p][t])),
-            gc_off.set(If(And(is_op(p), commit, gc_pend[t] != -1), gc_pend[t], gc_off)),
-            gc_pend[t].set(If(is_op(p), -1, gc_pend[t])), *entry_cleared(t))
+            *[log_out[p][s].set(If(in_span(s, pid), outcome, log_out[p][s])) for s in range(MAXS)],
+            g_vislost.set(Or(g_vislost, And(Not(commit), Or(*[And(in_span(s, pid), s < pl_lso[p])
+                                                              for s in range(MAXS)])))),
+            pl_end[p].set(pl_end[p] + 1), pl_open[p][pid].set(False), pl_first[p][pid].set(0),
+            pl_e[p][pid].set(epoch), pl_seq[p][pid].set(If(epoch != pl_e[p][pid], -1, pl_seq[p][pid])),
+            pl_ce[p][pid].set(ce),
+            pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])),
+            g_cereg.set(Or(g_cereg, ce < pl_ce[p][pid])),
+            gc_off.set(If(And(is_op(p), commit, gc_pend[pid] != -1), gc_pend[pid], gc_off)),
+            gc_pend[pid].set(If(is_op(p), -1, gc_pend[pid])), *entry_cleared(pid))
 
 
-def marker_rejected(epoch):
-    """W3: INVALID_PRODUCER_EPOCH for a marker with producer epoch `epoch`."""
-    return If(TV2, Or(epoch < pl_e[p][t], And(epoch == pl_e[p][t], pl_open[p][t])), epoch < pl_e[p][t])
+def marker_rejected(epoch, pid=t):
+    """W3: INVALID_PRODUCER_EPOCH for a marker of `pid` with producer epoch `epoch`."""
+    return If(TV2, Or(epoch < pl_e[p][pid], And(epoch == pl_e[p][pid], pl_open[p][pid])), epoch < pl_e[p][pid])
 
 
-w3_bad = marker_rejected(me)
+w3_bad = marker_rejected(me, MP)
 
 # ---- a stale WriteTxnMarkers copy at p (§3.8 marker re-send): the message's own fields, nobody waits for its answer --
 stale = n_mkd[t][p]
 stale_c = n_mkd_c[t][p]
 stale_e = n_mkd_e[t][p]
-stale_w3_bad = marker_rejected(stale_e)
+stale_pid = pid_of(t, n_mkd_rot[t][p])
+stale_w3_bad = marker_rejected(stale_e, stale_pid)
 
 
 def drop_stale():
     """The stale copy is gone (executed or refused); its answer goes to a closed connection."""
-    return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0))
+    return (n_mkd[t][p].set(False), n_mkd_res[t][p].set(Result.COMMIT), n_mkd_e[t][p].set(-1), n_mkd_c[t][p].set(0),
+            n_mkd_rot[t][p].set(False))
 
 
 class MarkerMsg(NamedTuple):
@@ -179,6 +193,7 @@ class MarkerMsg(NamedTuple):
     ids: tuple
     name: str
     params: tuple
+    pid: object
     present: object
     c: object
     bad: object
@@ -195,15 +210,15 @@ def marker_rows(m):
     """W2 (coordinator epoch fenced), W3 (producer epoch refused), W4-W6 (appended), and the slot bound, for one
     WriteTxnMarkers message `m` at p (§3.8)."""
     base = (tid_used(t), writes_to(p))
-    ce_ok = m.c >= pl_ce[p][t]
+    ce_ok = m.c >= pl_ce[p][m.pid]
     ok = (*base, ce_ok, m.present) if m.live else (*base, m.present, ce_ok)
     return (
-        Row(m.ids[0], A, m.name, params=m.params, guard=(*base, m.present, m.c < pl_ce[p][t]), updates=m.taken,
+        Row(m.ids[0], A, m.name, params=m.params, guard=(*base, m.present, m.c < pl_ce[p][m.pid]), updates=m.taken,
             ref=m.refs[0], doc=m.docs[0]),
         Row(m.ids[1], A, m.name, params=m.params, guard=(*base, m.present, ce_ok, m.bad), updates=m.taken,
             ref=m.refs[1], doc=m.docs[1]),
         Row(m.ids[2], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] < Config("slots")),
-            updates=(*marker_append(m.commit, m.epoch, m.c), *m.taken, *m.answer), ref=m.refs[2], doc=m.docs[2]),
+            updates=(*marker_append(m.commit, m.epoch, m.c, m.pid), *m.taken, *m.answer), ref=m.refs[2], doc=m.docs[2]),
         Row(m.ids[3], A, m.name, params=m.params, guard=(*ok, Not(m.bad), pl_end[p] >= Config("slots")),
             updates=(g_bound.set(True),), ref=m.refs[3], doc=m.docs[3]),
     )
@@ -212,7 +227,7 @@ def marker_rows(m):
 BOUND_DOC = "No protocol state changes; the ghost flag is BOUNDS."
 
 LIVE_MARKER = MarkerMsg(
-    ids=("PL-20", "PL-21", "PL-22", "PL-23"), name="WriteTxnMarkers", params=(t, p, c), present=n_mk[t][p][c], c=c,
+    ids=("PL-20", "PL-21", "PL-22", "PL-23"), name="WriteTxnMarkers", params=(t, p, c), pid=MP, present=n_mk[t][p][c], c=c,
     bad=w3_bad, commit=mres == Result.COMMIT, epoch=me, taken=(n_mk[t][p][c].set(False),),
     answer=(tc_mk[t][p].set(If(And(c == tc_ce[t], Not(lagged(p))), False, tc_mk[t][p])),
             n_mw[t][p][c].set(If(lagged(p), pl_end[p] + 1, n_mw[t][p][c])),
@@ -231,7 +246,7 @@ LIVE_MARKER = MarkerMsg(
                   "waits until the followers caught up (PL-40, acks=-1).", BOUND_DOC))
 
 STALE_MARKER = MarkerMsg(
-    ids=("PL-24", "PL-25", "PL-26", "PL-27"), name="WriteTxnMarkers (stale copy)", params=(t, p), present=stale,
+    ids=("PL-24", "PL-25", "PL-26", "PL-27"), name="WriteTxnMarkers (stale copy)", params=(t, p), pid=stale_pid, present=stale,
     c=stale_c, bad=stale_w3_bad, commit=n_mkd_res[t][p] == Result.COMMIT, epoch=stale_e, taken=drop_stale(),
     answer=(), live=False,
     refs=("kafka-protocol §3.8 W2 for the stale copy (TRANSACTION_COORDINATOR_FENCED; the answer goes to a closed "
@@ -359,7 +374,7 @@ ROWS = (
     *marker_rows(STALE_MARKER),
     # -- producer-state expiry (§3.12 X2) -------------------------------------------------------------
     Row("PL-30", A, "producer-state expiry", params=(t, p),
-        guard=(tid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), none_held(p, t),
+        guard=(pid_used(t), writes_to(p), pl_e[p][t] != -1, Not(pl_open[p][t]), none_held(p, t),
                env_exp < Config("expiries")),
         updates=(pl_e[p][t].set(-1), pl_seq[p][t].set(-1), pl_ce[p][t].set(-1), env_exp.set(env_exp + 1)),
         tags=("timeout",),

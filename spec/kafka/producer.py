@@ -10,11 +10,11 @@ from txncheck.spec.expr import And, Config, ForAll, If, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+from .domains import (ROTATION, CTP, JAVA, JAVA_CLIENT_BUMP, MAXP, MULTI, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import i, k, p
 from .requests import resent, sent, sent_if
-from .state import (b_e, b_s, b_src, call_offset, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_cresp,
+from .state import (b_rot, n_cresp_rot, pc_rot, b_e, b_s, b_src, call_offset, cs_pos, env_dl, env_dup, g_ack, g_ackc, g_bound, n_cresp,
                     n_cresp_e, n_lost, n_oab, n_pres, n_prod, pc_add, pc_b, pc_bump, pc_e, pc_k, pc_oc, pc_rq, pc_rqp, pc_seq, pc_st)
 
 A = "producer"
@@ -29,7 +29,8 @@ def send(kind, part=None):
 
 
 def consume():
-    return [n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), pc_rq[i].set(Rq.NONE), pc_rqp[i].set(NO_PART)]
+    return [n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_cresp_rot[i].set(False), pc_rq[i].set(Rq.NONE),
+            pc_rqp[i].set(NO_PART)]
 
 
 def reset_seqs():
@@ -58,7 +59,8 @@ ROWS = (
     Row("PC-02", A, "InitProducerId response NONE", params=(i,),
         guard=(pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), n_cresp[i] == CResp.OK),
         updates=(pc_st[i].set(If(pc_st[i] == PcState.INITIALIZING, PcState.READY, pc_st[i])),
-                 pc_e[i].set(n_cresp_e[i]), pc_bump[i].set(False), *reset_seqs(), *consume()),
+                 pc_e[i].set(n_cresp_e[i]), pc_rot[i].set(n_cresp_rot[i]), pc_bump[i].set(False), *reset_seqs(),
+                 *consume()),
         ref=f"kafka-protocol §2.2; {TM}.InitProducerIdHandler.handleResponse (seq reset per new (pid, e))"),
     # -- beginTransaction -----------------------------------------------------------------------
     Row("PC-03", A, "beginTransaction", params=(i,),
@@ -86,7 +88,8 @@ ROWS = (
         guard=(writes_to(p), pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][p] == BatchSt.NONE,
                Or(TV2, pc_add[i][p]), begun, seq_room),
         updates=(pc_b[i][p].set(BatchSt.SENT), pc_add[i][p].set(True),
-                 b_e[i][p][pc_k[i]].set(pc_e[i]), b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
+                 b_e[i][p][pc_k[i]].set(pc_e[i]), b_rot[i][p][pc_k[i]].set(pc_rot[i]),
+                 b_s[i][p][pc_k[i]].set(If(is_op(p), 0, pc_seq[i][p])),
                  pc_seq[i][p].set(If(is_op(p), pc_seq[i][p], pc_seq[i][p] + 1)), n_prod[i][p][pc_k[i]].set(1),
                  pc_oc[i].set(If(And(MULTI, is_op(p)), pc_oc[i] + 1, pc_oc[i]))),
         ref="kafka-protocol §1.1 (seq fixed at batch creation), §3.4 (TxnOffsetCommit: a transactional batch "
@@ -169,8 +172,8 @@ ROWS = (
         updates=(pc_st[i].set(If(And(pc_bump[i], TV01), PcState.INITIALIZING, PcState.READY)),
                  pc_rq[i].set(If(And(pc_bump[i], TV01), Rq.INITBUMP, Rq.NONE)), pc_rqp[i].set(NO_PART),
                  *sent_if(And(pc_bump[i], TV01), Rq.INITBUMP), n_lost[i].set(False),
-                 n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1),
-                 pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])),
+                 n_cresp[i].set(CResp.NONE), n_cresp_e[i].set(-1), n_cresp_rot[i].set(False),
+                 pc_e[i].set(If(TV2, n_cresp_e[i], pc_e[i])), pc_rot[i].set(And(ROTATION, If(TV2, n_cresp_rot[i], pc_rot[i]))),
                  pc_bump[i].set(And(pc_bump[i], TV01)),
                  *[pc_seq[i][q].set(If(TV2, 0, pc_seq[i][q])) for q in range(MAXP)],
                  g_ackc[i][pc_k[i]].set(Or(g_ackc[i][pc_k[i]], pc_rq[i] == Rq.COMMIT)),

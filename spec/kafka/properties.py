@@ -8,9 +8,9 @@ rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on ev
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always, LeadsTo, Recoverable, Sometimes
 
-from .domains import (CTP, LAG, OP, PResp, Protocol, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
+from .domains import (ROTATION, CTP, LAG, OP, PResp, Protocol, pid_of, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
                       Tid, Txn, TxnState as S, in_use)
-from .state import (env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
+from .state import (pc_rot, tc_rot, env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, n_pres, hw, pc_e, pc_st, pl_end, pl_first,
                     pl_lso, pl_open, tc_e, tc_pend, tc_st, tl_e, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
@@ -135,7 +135,7 @@ PROPERTIES = (
     Always("FENCE-3", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
         And(i < j, tid_of(i) == tid_of(j), Not(pc_st[i].is_in(*LIVE_CLIENT)), Not(pc_st[j].is_in(*LIVE_CLIENT)),
             pc_st[i] != PcState.INITIALIZING, pc_st[j] != PcState.INITIALIZING, pc_e[i] != -1),
-        pc_e[i] != pc_e[j]))),
+        Or(pc_e[i] != pc_e[j], pc_rot[i] != pc_rot[j])))),
            "Unique epochs: no two live incarnations (of one tid) hold the same (pid, e).",
            ref="kafka-protocol §5.2 FENCE-3"),
     Always("EPOCH-1", ForAll(Tid, lambda t: tc_e[t] <= tl_e[t] + 1),
@@ -147,9 +147,11 @@ PROPERTIES = (
     Always("CEPOCH-1", Not(g_cereg),
            "Coordinator epochs at partitions never decrease: no marker with a lower ce is appended.",
            ref="kafka-protocol §5.2 structural; ProducerAppendInfo.checkCoordinatorEpoch"),
-    Always("TRACK-1", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
-        pl_open[p][t], And(tl_st[t].is_in(S.Ongoing, *PREPARE), tl_parts[t][p])))),
-           "No untracked span: every open span's pid has a durable Ongoing/Prepare* record listing p.",
+    Always("TRACK-1", ForAll(Part, lambda p: ForAll(Tid, lambda u: Implies(
+        pl_open[p][u], And(tl_st[tid_of(u)].is_in(S.Ongoing, *PREPARE), tl_parts[tid_of(u)][p],
+                           pid_of(tid_of(u), tc_rot[tid_of(u)]) == u)))),
+           "No untracked span: every open span's pid is its tid's current pid, with a durable Ongoing/Prepare* "
+           "record listing p (the pid-indexed cells range over Tid: pid u belongs to tid tid_of(u), §3.14).",
            ref="kafka-protocol §5.2 TRACK-1"),
     Always("BOUNDS", And(ForAll(Part, lambda p: pl_end[p] < Config("slots")), Not(g_bound)),
            "The log never fills its last slot, so no append was ever refused for lack of room, and no request "
@@ -202,6 +204,10 @@ PROPERTIES = (
     Sometimes("ConsecutiveCommits", Exists(Inc, lambda i: ForAll(Txn, lambda k: g_ackc[i][k])),
               "One incarnation commits every transaction of its script (consecutive transactions work).",
               applies=Config("txns") >= 2),
+    Sometimes("RotatedPidCommits", Exists(Part, lambda p: Exists(Slot, lambda s: And(
+        in_rc(p, s), log_pid[p][s] >= Config("tids")))),
+              "A record of a tid's second producer id, which the coordinator handed out when the first one's epoch was "
+              "exhausted, commits and becomes visible (§3.14).", applies=ROTATION),
     Sometimes("OffsetsCommitted", gc_off >= 1,
               "A transaction's input offset is materialised in __consumer_offsets by its COMMIT marker.", applies=CTP),
     Sometimes("GenerationFenced", w_gen, "The group coordinator refuses a TxnOffsetCommit of an older generation "

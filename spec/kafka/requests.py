@@ -13,12 +13,15 @@ from txncheck.spec.expr import And, Config, If, Max
 from .domains import NO_PART, Outcome, PendBy, Rq
 from .params import i, T
 from .state import (g_dec, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp, n_cresp_e, n_late, n_late_ce, n_late_e,
-                    n_late_k, n_late_p, n_late_rq, pc_e, pc_k, pc_rq, pc_rqp, tc_ce)
+                    n_late_k, n_late_p, n_late_rq, pc_e, pc_k, pc_rq, pc_rqp, tc_ce, n_creq_rot, n_cresp_rot, n_late_rot,
+                    pc_rot)
 
 
-def fields(kind, epoch, part):
-    """The message's fields: `part` only for an add (AddPartitionsToTxn / AddOffsetsToTxn), else none."""
-    return (n_creq_rq[i].set(kind), n_creq_e[i].set(epoch), n_creq_p[i].set(If(kind == Rq.ADD, part, NO_PART)))
+def fields(kind, epoch, part, rot=pc_rot[i]):
+    """The message's fields: `part` only for an add (AddPartitionsToTxn / AddOffsetsToTxn), else none; the producer
+    id the client holds (`rot`: its second one)."""
+    return (n_creq_rq[i].set(kind), n_creq_e[i].set(epoch), n_creq_p[i].set(If(kind == Rq.ADD, part, NO_PART)),
+            n_creq_rot[i].set(rot))
 
 
 def sent(kind, part=NO_PART):
@@ -34,12 +37,13 @@ def resent():
 
 def sent_if(on, kind):
     """Client i sends a request of `kind` when `on` holds (an expression); else the network holds nothing."""
-    return (n_creq[i].set(on), *fields(If(on, kind, Rq.NONE), If(on, pc_e[i], -1), NO_PART))
+    return (n_creq[i].set(on), *fields(If(on, kind, Rq.NONE), If(on, pc_e[i], -1), NO_PART, And(on, pc_rot[i])))
 
 
 def cleared():
     """The live request leaves the network."""
-    return (n_creq[i].set(False), n_creq_rq[i].set(Rq.NONE), n_creq_e[i].set(-1), n_creq_p[i].set(NO_PART))
+    return (n_creq[i].set(False), n_creq_rq[i].set(Rq.NONE), n_creq_e[i].set(-1), n_creq_p[i].set(NO_PART),
+            n_creq_rot[i].set(False))
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Copy:
     e: object
     p: object
     k: object
+    rot: object
     clear: tuple
     answered: bool
     on: tuple = ()
@@ -67,9 +72,11 @@ class Copy:
         """The copy leaves the network (handled)."""
         return self.clear
 
-    def answer(self, code, epoch=-1):
-        """Answer at once: to the client if it waits for this copy, else to nobody."""
-        sent_back = (n_cresp[i].set(code), n_cresp_e[i].set(epoch)) if self.answered else ()
+    def answer(self, code, epoch=-1, rot=False):
+        """Answer at once: to the client if it waits for this copy, else to nobody; an answer that returns the
+        (pid, epoch) carries the pid (`rot`: the second)."""
+        sent_back = ((n_cresp[i].set(code), n_cresp_e[i].set(epoch), n_cresp_rot[i].set(rot)) if self.answered
+                     else ())
         return (*self.taken(), *sent_back)
 
     @property
@@ -88,13 +95,14 @@ def abandoned():
     """The client times out its request in flight (request.timeout.ms): it closes the connection and will
     re-send; the first copy, which the coordinator broker may already have read, becomes the late copy."""
     return (n_late[i].set(True), n_late_rq[i].set(n_creq_rq[i]), n_late_e[i].set(n_creq_e[i]),
-            n_late_p[i].set(n_creq_p[i]), n_late_k[i].set(pc_k[i]), n_late_ce[i].set(tc_ce[T]), *cleared())
+            n_late_p[i].set(n_creq_p[i]), n_late_k[i].set(pc_k[i]), n_late_ce[i].set(tc_ce[T]),
+            n_late_rot[i].set(n_creq_rot[i]), *cleared())
 
 
 def late_cleared():
     """The late copy leaves the network (handled, or answered NOT_COORDINATOR)."""
     return (n_late[i].set(False), n_late_rq[i].set(Rq.NONE), n_late_e[i].set(-1), n_late_p[i].set(NO_PART),
-            n_late_k[i].set(0), n_late_ce[i].set(0))
+            n_late_k[i].set(0), n_late_ce[i].set(0), n_late_rot[i].set(False))
 
 
 def late_txn():
@@ -106,8 +114,8 @@ def late_txn():
 
 
 # the request the client waits for, answered to it
-LIVE = Copy("live", 0, "", n_creq[i], n_creq_rq[i], n_creq_e[i], n_creq_p[i], pc_k[i], cleared(), True)
+LIVE = Copy("live", 0, "", n_creq[i], n_creq_rq[i], n_creq_e[i], n_creq_p[i], pc_k[i], n_creq_rot[i], cleared(), True)
 # a copy the client abandoned, handled by the same handlers (rows TC-1xx for TC-xx) and answered to nobody, as long
 # as the broker that holds it is still the coordinator (a failover since: NET-21 answers NOT_COORDINATOR)
 LATE = Copy("late", 100, " (late copy)", And(n_late[i], n_late_ce[i] == tc_ce[T]), n_late_rq[i], n_late_e[i],
-            n_late_p[i], late_txn(), late_cleared(), False, (Config("late_requests") >= 1,))
+            n_late_p[i], late_txn(), n_late_rot[i], late_cleared(), False, (Config("late_requests") >= 1,))

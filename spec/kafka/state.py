@@ -192,6 +192,26 @@ n_mwe = Var("n_mwe", LeaderEpoch, index=(Tid, Part, CEpoch), init=0, doc="leader
 
 VARS = VARS + (pl_hw, pl_le, n_pw, n_pwe, n_mw, n_mwe)
 
+# ---- producer id rotation (config `pids`, kafka-protocol §3.14): each flag says a producer id is the tid's second
+# one (`domains.pid_of`); all False, so constant, with pids=1 -----------------------------------------------------
+# the cache and the log agree on both (a rotation is applied with the record that carries it, and a failover
+# reloads them): one var each
+tc_rot = Var("tc_rot", BOOL, index=(Tid,), init=False, doc="producerId (cached and logged): the tid's second pid")
+tc_next = Var("tc_next", BOOL, index=(Tid,), init=False,
+              doc="nextProducerId set (cached and logged, KAFKA-20310): the pid rotates when CompleteX is written")
+tc_pend_rot = Var("tc_pend_rot", BOOL, index=(Tid,), init=False,
+                  doc="the pending transition rotates the pid (Empty: at once; Prepare*: as its nextProducerId)")
+pc_rot = Var("pc_rot", BOOL, index=(Inc,), init=False, doc="the client holds the tid's second pid")
+b_rot = Var("b_rot", BOOL, index=(IncSlot, Part, TxnSlot), init=False, doc="producer id fixed in batch (i, p, k): the second")
+n_creq_rot = Var("n_creq_rot", BOOL, index=(Inc,), init=False, doc="producer id the request carries: the second")
+n_late_rot = Var("n_late_rot", BOOL, index=(Inc,), init=False, doc="producer id the late copy carries: the second")
+n_cresp_rot = Var("n_cresp_rot", BOOL, index=(Inc,), init=False, doc="producer id the response carries: the second")
+n_mk_rot = Var("n_mk_rot", BOOL, index=(Tid, Part, CEpoch), init=False, doc="marker producer id: the second")
+n_mkd_rot = Var("n_mkd_rot", BOOL, index=(Tid, Part), init=False, doc="the stale copy's producer id: the second")
+
+VARS = VARS + (tc_rot, tc_next, tc_pend_rot, pc_rot, b_rot, n_creq_rot, n_late_rot, n_cresp_rot,
+               n_mk_rot, n_mkd_rot)
+
 
 def hw(p):
     """HW(p): pl_hw with `replication_lag`, else the log end (appends are replicated in the same step)."""

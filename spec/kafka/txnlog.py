@@ -7,15 +7,16 @@ decision of the current transaction (a ghost), and enqueueing WriteTxnMarkers (ย
 """
 from txncheck.spec.expr import And, If, Max, Or
 
-from .domains import BATCH_CELLS, MAXP, NO_PART, Outcome, Pend, PendBy, Ver, batch_used, tid_of
-from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, pl_vb, tc_mk, tc_pend, tc_pend_by,
-                    tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p)
+from .domains import ROTATION, BATCH_CELLS, MAXP, NO_PART, Outcome, Pend, PendBy, Ver, batch_used, tid_of
+from .state import (g_ck, g_ci, g_dec, g_pk, g_torn, n_mk, n_mk_e, n_mk_res, n_mk_rot, pl_vb, tc_mk, tc_pend, tc_pend_by,
+                    tc_pend_cli, tc_pend_e, tc_pend_last, tc_pend_p, tc_pend_rot)
 
 
 def clear_pend(tid):
     """The pending transition of `tid` is gone (applied, failed or lost): pendingState := none."""
     return (tc_pend[tid].set(Pend.NONE), tc_pend_e[tid].set(-1), tc_pend_last[tid].set(-1),
-            tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0), tc_pend_p[tid].set(NO_PART), g_pk[tid].set(0))
+            tc_pend_by[tid].set(PendBy.INTERNAL), tc_pend_cli[tid].set(0), tc_pend_p[tid].set(NO_PART), g_pk[tid].set(0),
+            tc_pend_rot[tid].set(False))
 
 
 def decide(tid, res_out, was_ongoing):
@@ -26,14 +27,16 @@ def decide(tid, res_out, was_ongoing):
             g_torn.set(Or(g_torn, And(live, cell != Outcome.NONE, cell != res_out))))
 
 
-def markers(tid, ce, result, epoch, parts):
-    """Enqueue WriteTxnMarkers(pid, epoch, result, ce) to every partition in `parts(q)`."""
+def markers(tid, ce, result, epoch, parts, rot):
+    """Enqueue WriteTxnMarkers(pid, epoch, result, ce) to every partition in `parts(q)`; the pid is `tid`'s second
+    one when `rot` holds (ยง3.14)."""
     ups = []
     for q in range(MAXP):
         on = parts(q)
         ups += [n_mk[tid][q][ce].set(Or(on, n_mk[tid][q][ce])),
                 n_mk_res[tid][q][ce].set(If(on, result, n_mk_res[tid][q][ce])),
                 n_mk_e[tid][q][ce].set(If(on, epoch, n_mk_e[tid][q][ce])),
+                n_mk_rot[tid][q][ce].set(And(ROTATION, If(on, rot, n_mk_rot[tid][q][ce]))),
                 tc_mk[tid][q].set(on)]
     return tuple(ups)
 

@@ -8,11 +8,12 @@ from txncheck.spec.model import AddRow, DropConjunct, DropRow, ReplaceGuard, Rep
 
 from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepare, req
 from .domains import CTP, OP, BatchSt, CResp, Part, PcState, PResp, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
-from .params import c, i, p, T, t
+from .params import c, i, k, p, T, t
 from .leader import leader_change
 from .partition import marker_append, marker_rejected
+from .coordinator import BY_ID as COORDINATOR_BY_ID
 from .producer import BY_ID as PRODUCER_BY_ID
-from .state import (b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
+from .state import (b_e, tc_pend_rot, tc_rot, b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
                     tc_parts, tc_st)
 from .txnlog import markers
 
@@ -24,7 +25,7 @@ _lso_hw_data = pl_end[p] + 1
 _D2_ROW = Row("TC-32", "coordinator", "EndTxn v5", params=(i, c),
               guard=(TV2, *req(Rq.COMMIT, Rq.ABORT), no_pend, tc_st[T] == S.Ongoing, e_req == cur, tc_ce[T] == c),
               updates=(*prepare(END_TARGET, cur + 1, cur),
-                       *[u for u in markers(T, c, If(IS_COMMIT, Result.COMMIT, Result.ABORT), cur + 1, lambda q: tc_parts[T][q])
+                       *[u for u in markers(T, c, If(IS_COMMIT, Result.COMMIT, Result.ABORT), cur + 1, lambda q: tc_parts[T][q], tc_rot[T])
                          if u.target.var.name != "tc_mk"]),
               ref="variant D2: markers sent when the EndTxn is received, before PrepareX is durable")
 
@@ -50,6 +51,8 @@ _B11_ROWS = (
         guard=(*_ADMIN, pl_end[p] >= Config("slots")), updates=(g_bound.set(True),), tags=("admin",),
         ref="model bound (config slots): AD-01 with no free log slot; BOUNDS flags a config that gets here"),
 )
+# a tid whose epoch is exhausted within the script (maxe 3), so that its producer id rotates (§3.14)
+ROTATION_SETTINGS = (("pids", 2), ("maxe", 3), ("restart_txns", 1))
 B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
                ("timeouts", 0), ("failovers", 0))
 
@@ -206,6 +209,31 @@ VARIANTS = (
                    ReplaceUpdate("PL-22", "pl_lso", pl_end[p] + 1)),
             ref="KIP-98 design: LSO = min(first offset of open or unreplicated spans, HW)",
             trigger="first transactional batch appended; read_committed returns it while open"),
+    Variant("R1-verify-ignores-pid",
+            "TV2's implicit add checks the batch's epoch but not its producer id (§3.14): after the tid's pid rotated, "
+            "a late batch of the old pid whose epoch happens to equal the new pid's is added to the new pid's "
+            "transaction and appended under the old pid, whose span no marker will ever close.",
+            breaks=("TRACK-1", "LIVE-1"),
+            edits=(DropConjunct("TC-66", 2), DropConjunct("TC-67", 2),
+                   ReplaceGuard("TC-68", (*COORDINATOR_BY_ID["TC-68"].guard, b_e[i][p][k] != tc_e[T]))),
+            settings=ROTATION_SETTINGS,
+            ref="KIP-360 / KIP-890 producer id rotation; TransactionCoordinator.handleAddPartitionsToTransaction "
+                "(INVALID_PRODUCER_ID_MAPPING before the epoch check)",
+            trigger="a batch of (pid, 0) is delayed past its delivery timeout; a restart's InitProducerId finds the "
+                    "epoch exhausted and rotates to (pid', 0); the delayed batch (pid, 0) is verified against "
+                    "(pid', 0), added to the new pid's transaction and appended under pid (22 steps)"),
+    Variant("R2-markers-to-next-pid",
+            "The coordinator writes the markers of the transaction that exhausted the epoch with the next producer "
+            "id instead of the one that wrote it (§3.14): the transaction's span at p stays open for good, and the "
+            "marker for the new pid closes nothing.",
+            breaks=("TRACK-1", "LIVE-1"),
+            edits=(ReplaceUpdate("TL-04", "n_mk_rot", Or(tc_rot[t], tc_pend_rot[t])),),
+            settings=ROTATION_SETTINGS,
+            ref="KIP-890 part 2: the Prepare* record and its markers carry the old pid at the last epoch, "
+                "nextProducerId only the new pid (TransactionMetadata.prepareAbortOrCommit, "
+                "TransactionMarkerChannelManager.addTxnMarkersToSend)",
+            trigger="EndTxn at the exhausted epoch; PrepareX durable with nextProducerId; the marker goes out under "
+                    "the new pid; p keeps the old pid's span open"),
     Variant("D6-ack-before-hw",
             "With replication lag, the leader answers a Produce as soon as the batch is in its own log (as acks=1 "
             "would), not once the HW covers it: a leader change to a follower that had not fetched the batch "

@@ -24,9 +24,10 @@ duplicates = 0).
 - kip98.py: protocols kip98 and verify without late produce (IND-190..IND-208: with them tiny under
   kip98 with delays 0 proves the same 19 as under TV2);
 - leader.py: leader changes of data partitions (IND-210: the producer state is the replay of the log) and
-  replication lag (IND-211..IND-213: the HW, and the Produce and marker answers waiting for it).
+  replication lag (IND-211..IND-213: the HW, and the Produce and marker answers waiting for it);
+- rotation.py: without producer id rotation (pids=1) every pid is its tid's first (IND-230).
 """
-from . import base, ctp, idempotence, kip98, leader, outcome, zombies
+from . import base, ctp, idempotence, kip98, leader, outcome, rotation, zombies
 
 INVARIANTS = (base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS + ctp.INVARIANTS + zombies.INVARIANTS
-              + kip98.INVARIANTS + leader.INVARIANTS)
+              + kip98.INVARIANTS + leader.INVARIANTS + rotation.INVARIANTS)
