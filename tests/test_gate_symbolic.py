@@ -113,7 +113,7 @@ def test_symbolic_entries_feed_every_report(tmp_path):
     assert "Traceback" not in p.stderr
     results = {line.split()[0]: line for line in p.stdout.splitlines() if line.startswith("  ") and line[2] != " "}
     assert "ok" in results["tables"] and "tables --verify: expect pass" in results["tables"]
-    assert "got findings" in results["tables-d4"] and "291 obligations" in results["tables-d4"]
+    assert "got findings" in results["tables-d4"] and "319 obligations" in results["tables-d4"]
     assert "1 of 1 proved" in results["induction"]
     assert "got violation" in results["bug-bmc"]
     assert "FAILED" in results["bug-must-be-proved"] and "got incomplete" in results["bug-must-be-proved"]
@@ -169,7 +169,7 @@ def test_symbolic_entries_are_cached_and_checked_for_drift(tmp_path):
     p = gate(["--update-baseline", "--jobs", "2"], tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     base = json.load(open(tmp_path / "txncheck-baseline.json"))["entries"]
-    assert base["tables-d4"] == {"kind": "tables", "obligations": {"determinism": 291}, "violated": ["determinism"]}
+    assert base["tables-d4"] == {"kind": "tables", "obligations": {"determinism": 319}, "violated": ["determinism"]}
     assert base["induction"] == {"kind": "bmc", "proved": ["TCConsistent"]}
     assert base["bug-bmc"] == {"kind": "bmc", "proved": [], "violated": ["TCConsistent"]}
     p = gate(["--jobs", "2"], tmp_path)
@@ -180,7 +180,7 @@ def test_symbolic_entries_are_cached_and_checked_for_drift(tmp_path):
                                                                  "entries": base}))
     p = gate(["--jobs", "2", "--junit", "junit.xml"], tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
-    assert ("baseline drift: determinism obligations 280 -> 291: the tables changed what the checks cover"
+    assert ("baseline drift: determinism obligations 280 -> 319: the tables changed what the checks cover"
             in p.stdout)
     assert "baseline drift: Gone was proved in the baseline and no longer is" in p.stdout
     suites = {s.name: s for s in JUnitXml.fromfile(str(tmp_path / "junit.xml"))}

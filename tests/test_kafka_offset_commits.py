@@ -77,5 +77,5 @@ def test_two_calls_break_exactly_once(protocol, broken):
 def test_engines_agree_with_two_calls():
     m = build_model(SPEC, "tiny", TWO_CALLS)
     out = assert_agree(m, ExploreOptions(stop_on_violation=False, check_deadlock=True))
-    assert out["distinct"] == 59579
+    assert out["distinct"] == 58547
 

@@ -193,16 +193,16 @@ def test_kafka_kip98_late_produce():
         ("AddPartitionsToTxn(partition p1, epoch 0)", P, C, 6, (7,), None),
         ("append Ongoing(epoch 0, partition p1)", C, L, 7, (8,), None),
         ("AddPartitionsToTxn response(error NONE)", C, P, 8, (9,), None),
-        ("Produce(epoch 0, seq 0)", P, P1, 10, (16,), None),  # the late produce
+        ("Produce(epoch 0, seq 0)", P, P1, 10, (17,), None),  # the late produce
         ("EndTxn(ABORT, epoch 0)", P, C, 12, (13,), None),
         ("append PrepareAbort(epoch 0)", C, L, 13, (14,), None),
         ("EndTxn response(error NONE, epoch 0)", C, P, 14, (), None),
         ("WriteTxnMarkers(ABORT, epoch 0, cepoch 0)", C, P1, 14, (15,), None),
-        ("Produce response(error NONE)", P1, P, 16, (), None),
+        ("Produce response(error NONE)", P1, P, 17, (), None),
     ]
     lines = step_lines(story)
     assert lines[11] == "producer inc1  delivery timeout expires an in-flight batch"
-    assert lines[16] == ("partition p1  ← Produce(epoch 0, seq 0) from producer inc1; "
+    assert lines[17] == ("partition p1  ← Produce(epoch 0, seq 0) from producer inc1; "
                          "→ Produce response(error NONE) to producer inc1")
 
 

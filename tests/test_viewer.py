@@ -202,9 +202,9 @@ def test_a_kafka_chart_has_the_whiteboard_lanes_and_every_message(kafka_late_pro
     expected = sorted((str(m.sent), ",".join(str(k) for k, _ in m.delivered), m.label) for m in story.messages)
     assert drawn == expected
     late = p.locator("svg g.msg", has=p.locator("title", has_text="Produce(epoch 0, seq 0)"))
-    assert late.get_attribute("data-sent") == "10" and late.get_attribute("data-to") == "16"  # the long arrow
+    assert late.get_attribute("data-sent") == "10" and late.get_attribute("data-to") == "17"  # the long arrow
     assert p.locator("svg g.event.fault").count() == 1  # PC-12: the delivery timeout
-    p.locator('svg g.event[data-step="16"]').click()
+    p.locator('svg g.event[data-step="17"]').click()
     assert p.locator("#panel-story").inner_text() == (
         "partition p1 ← Produce(epoch 0, seq 0) from producer inc1; → Produce response(error NONE) to producer inc1")
     assert "Planted bug: B1-late-produce" in p.locator("#variant").inner_text()
