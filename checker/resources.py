@@ -107,7 +107,7 @@ class memory_bound:
 
 def out_of_memory_message(limit: int | None) -> str:
     bound = f"the memory bound ({limit / 2**20:,.0f} MiB)" if limit else "the available memory"
-    return f"the search ran out of {bound}; {ADVICE}"
+    return f"the check (its search or its judging) ran out of {bound}; {ADVICE}"
 
 
 def memory_limit() -> int | None:
