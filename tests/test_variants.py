@@ -22,7 +22,8 @@ def _variants():
 # minutes on the scalar engine (D4's duplicates are found deep in the search): make test-long
 LONG = (("kafka", "D4-no-sequence-check"), ("kafka", "D6-ack-before-hw"), ("kafka", "B13-restart-drops-open-span"),
         ("kafka", "B9-bump-on-failed-fence"), ("kafka", "D1-no-epoch-bump-on-init"), ("kafka", "D2-markers-before-prepare"),
-        ("kafka", "B10-no-marker-cepoch-check"), ("kafka", "D5-lso-is-hw"), ("kafka", "B3-produce-after-marker"))
+        ("kafka", "B10-no-marker-cepoch-check"), ("kafka", "D5-lso-is-hw"), ("kafka", "B3-produce-after-marker"),
+        ("kafka", "R1-verify-ignores-pid"), ("kafka", "R2-markers-to-next-pid"))  # R1 83 s, R2 65 s (2026-11-27)
 
 
 @pytest.mark.parametrize("spec_name,variant", _variants())
