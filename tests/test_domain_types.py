@@ -200,7 +200,8 @@ def test_an_enum_recreated_with_the_same_name_and_labels_is_the_same_domain():
     mk(row(guard=(pcTM == again.TS,), updates=(pcTM.set(again.Done),)))
 
 
-@pytest.mark.parametrize("name", catalog.names())
+# kafka's every config and variant: 28 s (2026-11-27), make test-long
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.long] if n == "kafka" else []) for n in catalog.names()])
 def test_every_shipped_spec_config_and_variant_passes_the_check(name):
     """The check does not depend on the configuration; every config and every variant (under its own
     config and settings) is grounded anyway, as `txncheck check` would."""

@@ -63,6 +63,7 @@ def test_each_status_through_the_cli(txncheck_main, args, st, outcome, verdict, 
     assert rc == code and out.startswith(first), out + err
 
 
+@pytest.mark.long  # 20 s (2026-11-27)
 def test_the_json_verdict_is_the_exit_code_in_result_json(txncheck_main, tmp_path):
     """`--out`'s result.json carries the same verdict and outcomes as --json, and the exit code is its verdict;
     a proved property beside a counterexample to induction leaves the run incomplete."""
