@@ -21,7 +21,6 @@ from txncheck.traces.replay import replay
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "state_counts.json").read_text())
 SMALL = {"pids": 2, "maxe": 2}  # tiny: the second transaction's EndTxn finds epoch 1 exhausted and rotates
-SAFETY = tuple(p.name for p in SPEC.properties if p.kind == "always" and p.name != "BOUNDS")
 
 
 def _with(*props):

@@ -139,7 +139,6 @@ def handlers(cp):
     pid = same_pid(cp)
     pid_ok = Or(pid, overflow_retry(cp))  # EndTxn v5: INVALID_PRODUCER_ID_MAPPING unless (§3.14)
     init_pid_ok = Or(pid, And(prev_is_old(T), Not(cp.rot)))  # InitProducerId(pid, e) accepts the pid before a rotation
-    same_pe = And(pid, e_req == cur)
     rot = rotates(T)
     mapping = "INVALID_PRODUCER_ID_MAPPING, fatal at the client (§3.14)"
 
@@ -158,18 +157,18 @@ def handlers(cp):
             ref="kafka-protocol §3.1 I7 (bump, last := -1), §3.14 (an exhausted epoch rotates the pid: epoch 0); "
                 "TransactionMetadata.prepareIncrementProducerEpoch / prepareProducerIdRotation"),
         Row(cp.rid(4), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(same_pe, cur == -1),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(current, cur == -1),
                    Or(cur < MAXE, can_rotate(T))),
             updates=prepare(Pend.Empty, If(rot, 0, cur + 1), cur, rot=rot),
             ref="kafka-protocol §3.1 I8 (KIP-360 bump, last := e), §3.14 (rotation when exhausted)"),
         Row(cp.rid(5), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(same_pe),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(current),
                    cur != -1, e_req == tc_last[T], tc_last[T] != -1),
             updates=prepare(Pend.Empty, cur, tc_last[T]),
             ref="kafka-protocol §3.1 I9 (retry of a successful bump: same epoch, record rewritten; §3.14: also from "
                 "the pid before a rotation)"),
         Row(cp.rid(6), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(same_pe),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), init_pid_ok, Not(current),
                    cur != -1, Or(e_req != tc_last[T], tc_last[T] == -1)),
             updates=answer(CResp.FENCED), ref="kafka-protocol §3.1 I10 (PRODUCER_FENCED)"),
         Row(cp.rid(7), A, cp.event("InitProducerId"), params=(i,),
@@ -187,14 +186,14 @@ def handlers(cp):
         Row(cp.rid(10), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), pid, e_req != cur),
             updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
         Row(cp.rid(11), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), same_pe, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
+            guard=(TV01, *req(Rq.ADD), current, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(12), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, same_pe, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
+            guard=(TV01, *req(Rq.ADD), cp.p == p, current, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
             updates=(*answer(CResp.OK), *adopt(cp)), ref="kafka-protocol §3.2 A4 (already added: NONE, no write)",
             doc="γ: an Ongoing transaction no client transaction owns (opened by a late add) is adopted by this one."),
         Row(cp.rid(13), A, cp.event("AddPartitionsToTxn"), params=(i, p),
-            guard=(TV01, *req(Rq.ADD), cp.p == p, same_pe, no_pend,
+            guard=(TV01, *req(Rq.ADD), cp.p == p, current, no_pend,
                    tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                    Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
             updates=(*prepare(Pend.Ongoing, cur, tc_last[T], part=p), g_pk[T].set(cp.k)),
@@ -204,22 +203,22 @@ def handlers(cp):
         # -- EndTxn TV0/1 (§3.6) ----------------------------------------------------------------------
         Row(cp.rid(20), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), pid, e_req != cur),
             updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.6 E2 (PRODUCER_FENCED); {TC}EndTransaction"),
-        Row(cp.rid(21), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), same_pe, Not(no_pend)),
+        Row(cp.rid(21), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), current, Not(no_pend)),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E3 (CONCURRENT_TRANSACTIONS)"),
-        Row(cp.rid(22), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T] == S.Ongoing),
+        Row(cp.rid(22), A, cp.event("EndTxn"), params=(i,), guard=(TV01, *req(*END), current, no_pend, tc_st[T] == S.Ongoing),
             updates=(*prepare(END_TARGET, cur, tc_last[T]), g_f2.set(Or(g_f2, e_req < tl_e[T]))),
             ref="kafka-protocol §3.6 E4 (prepareAbortOrCommit, same epoch; answered once PrepareX is durable)",
             doc="The pending target is PrepareCommit for COMMIT and PrepareAbort for ABORT."),
         Row(cp.rid(23), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), same_pe, no_pend,
+            guard=(TV01, *req(*END), current, no_pend,
                    Or(And(tc_st[T] == S.CompleteCommit, IS_COMMIT), And(tc_st[T] == S.CompleteAbort, IS_ABORT))),
             updates=answer(CResp.OK), ref="kafka-protocol §3.6 E5 (retry of a completed EndTxn: NONE)"),
         Row(cp.rid(24), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), same_pe, no_pend,
+            guard=(TV01, *req(*END), current, no_pend,
                    Or(And(tc_st[T] == S.PrepareCommit, IS_COMMIT), And(tc_st[T] == S.PrepareAbort, IS_ABORT))),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.6 E6 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(25), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T] != S.Ongoing,
+            guard=(TV01, *req(*END), current, no_pend, tc_st[T] != S.Ongoing,
                    Not(Or(And(tc_st[T].is_in(S.CompleteCommit, S.PrepareCommit), IS_COMMIT),
                           And(tc_st[T].is_in(S.CompleteAbort, S.PrepareAbort), IS_ABORT))),
                    Not(tc_st[T].is_in(*NEVER_CACHED))),
@@ -274,7 +273,6 @@ def assertions(cp):
     req, e_req, IS_ABORT = cp.req, cp.e, cp.rq == Rq.ABORT
     current = epoch_terms(cp)[1]
     pid = same_pid(cp)
-    same_pe = And(pid, e_req == cur)
     return (
         Row(cp.rid(90), A, cp.event("InitProducerId"), params=(i,), guard=(*req(*INIT), no_pend, tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
@@ -288,7 +286,7 @@ def assertions(cp):
             updates=beyond_bound(), ref=f"kafka-protocol §3.1 I7 / I11 at the {EPOCH_BOUND_REF}",
             doc="TC-03 and TC-07 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
         Row(cp.rid(92), A, cp.event("InitProducerId(pid, e)"), params=(i,),
-            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(And(pid, e_req == cur), cur == -1),
+            guard=(*req(Rq.INITBUMP), no_pend, tc_st[T].is_in(*EMPTY_OR_COMPLETE), Or(current, cur == -1),
                    cur >= MAXE, Not(can_rotate(T))),
             updates=beyond_bound(), ref=f"kafka-protocol §3.1 I8 at the {EPOCH_BOUND_REF}",
             doc="TC-04 at the epoch bound: no protocol state changes; the ghost flag is BOUNDS."),
@@ -299,7 +297,7 @@ def assertions(cp):
                 f"TransactionMetadata.prepareAddPartitions -> prepareTransitionTo(Ongoing) throws {ISE}",
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),
         Row(cp.rid(94), A, cp.event("EndTxn"), params=(i,),
-            guard=(TV01, *req(*END), same_pe, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
+            guard=(TV01, *req(*END), current, no_pend, tc_st[T].is_in(*NEVER_CACHED)),
             updates=illegal_state(),
             ref=f"{TC}EndTransaction (case Dead | PrepareEpochFence: fatal, throw {ISE})",
             doc="Kafka's assertion: no protocol state changes; the ghost flag is STRUCT-1."),

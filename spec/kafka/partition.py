@@ -41,7 +41,12 @@ PAI = "ProducerAppendInfo"
 
 e_b = b_e[i][p][k]
 s_b = b_s[i][p][k]
-PB = pid_of(T, b_rot[i][p][k])  # the batch's producer id (§3.14: the tid's first or second)
+def batch_pid(j, part, kk):
+    """The producer id batch (j, part, kk) carries (§3.14: its tid's first or second)."""
+    return pid_of(tid_of(j), b_rot[j][part][kk])
+
+
+PB = batch_pid(i, p, k)
 stored = pl_e[p][PB]
 last = pl_seq[p][PB]
 at_op = is_op(p)  # TxnOffsetCommit batches carry no sequence: only the epoch is checked (§3.4 O4)
@@ -78,7 +83,7 @@ def release():
 def none_held(part, pid):
     """No batch of `pid` is held for verification at `part`."""
     return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: Or(Not(batch_used(j, kk)),
-                                                                  pid_of(tid_of(j), b_rot[j][part][kk]) != pid,
+                                                                  batch_pid(j, part, kk) != pid,
                                                                   pl_vb[part][j][kk] == Ver.NONE)))
 
 
@@ -87,7 +92,7 @@ def entry_cleared(pid):
     guard that is stale from now on (a later batch gets a new entry and guard). Kafka clears the entry on a data
     append too, but that is not observable: a guard is checked only while the pid has no open span at p, and the
     span a data append opens closes only by a marker, which clears the entry again."""
-    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), pid_of(tid_of(j), b_rot[j][p][kk]) == pid,
+    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), batch_pid(j, p, kk) == pid,
                                                                pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))))
                  for j, kk in BATCH_CELLS)
 
