@@ -14,10 +14,13 @@ from txncheck.cli.main import main
 from txncheck.spec.expr import And, Exists, Not
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.domains import CResp, Part, Pend, PendBy, Rq, TxnState as S
-from txncheck.spec.kafka.state import (n_cresp, n_cresp_e, n_cresp_rot, n_mk, n_mk_e, n_mk_rot, pc_rq, pc_rot, pl_e,
-                                       pl_open, tc_pend, tc_pend_by, tc_pend_e, tc_pend_rot, tc_rot, tc_st)
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.kafka.state import (n_creq, n_creq_e, n_creq_rot, n_creq_rq, n_cresp, n_cresp_e, n_cresp_rot, n_mk,
+                                       n_mk_e, n_mk_rot, pc_rq, pc_rot, pl_e, pl_open, tc_pend, tc_pend_by, tc_pend_e,
+                                       tc_pend_rot, tc_rot, tc_st)
 from txncheck.spec.model import Sometimes
-from txncheck.traces.replay import replay
+from txncheck.spec.state_text import parse_state
+from txncheck.traces.replay import model_for, replay
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "state_counts.json").read_text())
 SMALL = {"pids": 2, "maxe": 2}  # tiny: the second transaction's EndTxn finds epoch 1 exhausted and rotates
@@ -102,3 +105,37 @@ def test_a_tv2_timeout_fence_at_the_exhausted_epoch_rotates_at_its_complete_abor
                    options=ExploreOptions(stop_on_violation=False, properties=("FenceRotates",)))
     assert r.outcome_of("FenceRotates").outcome == "witnessed"
     assert r.traces["FenceRotates"].steps[-1].row in ("TC-40", "TC-41", "TC-07")
+
+
+def _steps_from(model, rendered):
+    """{row id: rendered successor} of the enabled actions in the state `rendered` (one action per row here)."""
+    s = parse_state(model.layout, model.env, rendered)
+    return {a.row_id: model.render_state(successor(model, a, s)) for a in model.actions if evaluate(a.guard, s, a.row_id)}
+
+
+def test_an_end_txn_retry_from_the_old_pid_after_the_rotation_is_answered_with_the_new_pid():
+    """RT3, retryOnOverflow: the answer to EndTxn(COMMIT) at the exhausted epoch is lost, the transaction completes
+    (CompleteCommit moves the tid to pid 2), and the client's resend still carries (pid 1, maxe - 1). TC-34 answers
+    NONE with (pid 2, 0), and the client takes the new pid; the same request at an older epoch of pid 1 is refused
+    INVALID_PRODUCER_ID_MAPPING (TC-38)."""
+    seen = Sometimes("OverflowRetryInFlight", And(
+        n_creq[0], n_creq_rq[0] == Rq.COMMIT, Not(n_creq_rot[0]), n_creq_e[0] == 1,
+        tc_rot[0], tc_st[0] == S.CompleteCommit, tc_pend[0] == Pend.NONE, n_cresp[0] == CResp.NONE), "")
+    r = check_spec(_with(seen), "tiny", {**SMALL, "losses": 1}, engine="vector",
+                   options=ExploreOptions(stop_on_violation=False, properties=("OverflowRetryInFlight",)))
+    assert r.outcome_of("OverflowRetryInFlight").outcome == "witnessed"
+    trace = r.traces["OverflowRetryInFlight"]
+    rows = [st.row for st in trace.steps]
+    assert rows.index("TC-32") < rows.index("TL-06") < len(rows) - 1 and rows[-1] in ("PC-18", "PC-21")
+    model = model_for(trace)
+    last = trace.steps[-1].state
+    answered = _steps_from(model, last)["TC-34"]
+    assert (answered["n_cresp"]["inc1"], answered["n_cresp_e"]["inc1"], answered["n_cresp_rot"]["inc1"]) == \
+        ("OK", 0, True)
+    assert not answered["n_creq"]["inc1"]
+    taken = [st for row, st in _steps_from(model, answered).items() if row.startswith("PC-")
+             and not st["n_cresp"]["inc1"] == "OK"]
+    assert taken and all(st["pc_rot"]["inc1"] and st["pc_e"]["inc1"] == 0 for st in taken)
+    older = {**last, "n_creq_e": {**last["n_creq_e"], "inc1": 0}}
+    refused = _steps_from(model, older)
+    assert "TC-34" not in refused and refused["TC-38"]["n_cresp"]["inc1"] == "FATAL"

@@ -255,7 +255,8 @@ def _same(a, b):
     ("twophase", "tiny", {"rm": 4}, "commit-without-all-prepared",
      ExploreOptions(stop_on_violation=False, check_deadlock=True)),
     ("kafka", "tiny", {"protocol": "kip98"}, None, ExploreOptions()),                   # stops on a violation
-    ("kafka", "tiny", {}, None, ExploreOptions(max_depth=20, memory_budget=10_000)),    # depth limit; 7 spills
+    pytest.param("kafka", "tiny", {}, None, ExploreOptions(max_depth=20, memory_budget=10_000),  # depth limit; 7 spills
+                 marks=pytest.mark.long),  # 28 s in make test (2026-11-27): make test-long
     ("twophase", "tiny", {"rm": 5}, None, ExploreOptions(max_states=3000)),
 ])
 def test_resumed_from_every_level_the_outcome_is_the_same(tmp_path, spec, config, overrides, variant, options):

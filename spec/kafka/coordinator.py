@@ -32,7 +32,7 @@ from txncheck.spec.sequence import At
 from .chart import COORDINATOR, PARTITION, TXN_LOG
 from .domains import (ROTATION, tid_used, MAXP, Inc, Outcome, Part, PcState, Pend, PendBy, Protocol, PResp, Result, CResp,
                       TxnState as S, TV2, VERIFY, Ver, invalid_epoch, tid_of)
-from .handlers import (A, ISE, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
+from .handlers import (A, ISE, busy, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
                        illegal_state, no_pend, pending)
 from .params import c, i, k, p, T, t
 from .requests import LATE, LIVE
@@ -46,9 +46,7 @@ from .txnlog import clear_pend, decide, implicit_add_done, markers
 e_b = b_e[i][p][k]
 held = (pl_vb[p][i][k] == Ver.PENDING,)
 pid_b = b_rot[i][p][k] == tc_rot[T]  # the batch's producer id is the coordinator's (else §3.14 mapping error)
-# TV2's add checks the pending transition first (CONCURRENT_TRANSACTIONS, KAFKA-18660), then the pid and the epoch; a
-# Prepare* state is Kafka's pending CompleteX (prepareComplete is called once Prepare* is durable)
-busy = Or(Not(no_pend), tc_st[T].is_in(*PREPARE))
+# TV2's add checks `busy` first (CONCURRENT_TRANSACTIONS, KAFKA-18660), then the pid and the epoch
 
 
 def to_leader(code):

@@ -23,6 +23,9 @@ PREPARE = (S.PrepareCommit, S.PrepareAbort)
 NEVER_CACHED_LABELS = ("Dead", "PrepareEpochFence")  # §2.1 mechanics 3: the model never caches them
 NEVER_CACHED = tuple(S.lit(x) for x in NEVER_CACHED_LABELS)  # §3.1 I12: a handler that finds them asserts
 no_pend = tc_pend[T] == Pend.NONE
+# CONCURRENT_TRANSACTIONS for an add: a transition is pending, or Prepare* is durable and its CompleteX is Kafka's
+# pending transition (prepareComplete is called once Prepare* is durable)
+busy = Or(Not(no_pend), tc_st[T].is_in(*PREPARE))
 
 
 def illegal_state():
@@ -186,7 +189,7 @@ def handlers(cp):
         Row(cp.rid(10), A, cp.event("AddPartitionsToTxn"), params=(i,), guard=(TV01, *req(Rq.ADD), pid, e_req != cur),
             updates=answer(CResp.FENCED), ref=f"kafka-protocol §3.2 A2 (PRODUCER_FENCED); {TC}AddPartitionsToTransaction"),
         Row(cp.rid(11), A, cp.event("AddPartitionsToTxn"), params=(i,),
-            guard=(TV01, *req(Rq.ADD), current, Or(Not(no_pend), tc_st[T].is_in(*PREPARE))),
+            guard=(TV01, *req(Rq.ADD), current, busy),
             updates=answer(CResp.RETRY), ref="kafka-protocol §3.2 A3 (CONCURRENT_TRANSACTIONS)"),
         Row(cp.rid(12), A, cp.event("AddPartitionsToTxn"), params=(i, p),
             guard=(TV01, *req(Rq.ADD), cp.p == p, current, no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),

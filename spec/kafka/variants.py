@@ -10,11 +10,11 @@ from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepa
 from .domains import CTP, OP, BatchSt, CResp, Part, PcState, PResp, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
 from .params import c, i, k, p, T, t
 from .leader import leader_change
-from .partition import marker_append, marker_rejected
+from .partition import PB, at_op, marker_append, marker_rejected
 from .coordinator import BY_ID as COORDINATOR_BY_ID
 from .producer import BY_ID as PRODUCER_BY_ID
-from .state import (b_e, tc_pend_rot, tc_rot, b_src, g_bound, gc_off, pc_b, pc_k, pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce,
-                    tc_parts, tc_st)
+from .state import (b_e, tc_pend_rot, tc_rot, b_src, call_offset, g_bound, gc_off, gc_pend, n_oab, n_prod, pc_b, pc_k,
+                    pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st)
 from .txnlog import markers
 
 KIP98_NO_B1 = (("protocol", "kip98"), ("delays", 0))
@@ -53,6 +53,10 @@ _B11_ROWS = (
 )
 # a tid whose epoch is exhausted within the script (maxe 3), so that its producer id rotates (§3.14)
 ROTATION_SETTINGS = (("pids", 2), ("maxe", 3), ("restart_txns", 1))
+# API misuse M1: the application commits the offset of the record it processed, not the next one to consume
+_M1_PENDING = If(at_op, call_offset(i, k) - 1, gc_pend[PB])
+_M1_ABANDONED = If(n_prod[i][OP][pc_k[i]] == 1, call_offset(i, pc_k[i]) - 1, -1)
+CTP_ONE_TXN = (("ctp", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0))
 B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
                ("timeouts", 0), ("failovers", 0))
 
@@ -147,7 +151,7 @@ VARIANTS = (
             "commitTransaction instead of sendOffsetsToTransaction: the offset is durable whatever the "
             "transaction's fate.",
             breaks=("EOS-1",), edits=(ReplaceGuard("PC-06", (in_use(p),) + _PC06.guard[1:]), AddRow("producer", _D3_ROW)),
-            settings=(("ctp", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0)),
+            settings=CTP_ONE_TXN,
             ref="KIP-98 / KIP-447 design: offsets share the transaction's markers",
             trigger="poll input 0; output sent and acknowledged; commitSync(offset 1); crash before "
                     "commitTransaction; the new incarnation fences and aborts the output and starts from offset 1: "
@@ -246,4 +250,30 @@ VARIANTS = (
                 "Partition.checkEnoughReplicasReachOffset",
             trigger="transactional batch appended above the HW and answered NONE; the leader changes to a follower "
                     "whose log ends at the HW: the acknowledged batch is truncated"),
+    Variant("M1-offset-not-plus-one",
+            "API misuse: the consume-transform-produce loop passes sendOffsetsToTransaction the offset of the record "
+            "it processed instead of the next one to consume (its Javadoc: the committed offset should be "
+            "lastProcessedMessageOffset + 1). A consumer that starts from the committed offset reads that record "
+            "again.",
+            breaks=("EOS-1",),
+            edits=(ReplaceUpdate("PL-05", "gc_pend", _M1_PENDING), ReplaceUpdate("PL-06", "gc_pend", _M1_PENDING),
+                   ReplaceUpdate("PC-24", "n_oab", _M1_ABANDONED)),
+            settings=(("ctp", 1), ("delays", 0), ("incs", 1)),
+            ref="KafkaProducer.sendOffsetsToTransaction Javadoc (lastProcessedMessageOffset + 1); "
+                "kafka-protocol §6 M1, §1.6",
+            trigger="poll input 0; its output commits together with offset 0: the output is visible while the group "
+                    "says input 0 is still to be processed, so a consumer that starts from the committed offset "
+                    "processes it again"),
+    Variant("M2-no-rewind-after-abort",
+            "API misuse: after abortTransaction the consume-transform-produce loop keeps its consumer's position "
+            "instead of seeking back to the committed offsets (Kafka's exactly-once example calls "
+            "resetToLastCommittedPositions after every abort). The aborted transaction's input record is never "
+            "processed again.",
+            breaks=("EOS-1",),
+            edits=(ReplaceUpdate("PC-16", "cs_pos"), ReplaceUpdate("PC-17", "cs_pos")),
+            settings=(("ctp", 1), ("app_aborts", 1), ("delays", 0), ("incs", 1)),
+            ref="Kafka examples ExactlyOnceMessageProcessor (abortTransaction, then resetToLastCommittedPositions); "
+                "kafka-protocol §6 M2, §1.6",
+            trigger="poll input 0; the application aborts the transaction; the loop polls input 1 from its own "
+                    "position and commits it with offset 2: input 0 is below the committed offset with no output"),
 )
