@@ -208,11 +208,13 @@ def enums_agree(a: EnumDomain, b: EnumDomain) -> bool:
 
 
 def same_ids(a: Domain, b: Domain) -> bool:
-    """Two id sets (or two subset domains) are the same domain: one object, or a copy of it."""
+    """Two id sets (or two subset domains) are the same domain: one object, or a copy of it (an id set may be
+    copied with another label prefix, to show what its ids stand for in some vars)."""
     if a is b:
         return True
-    if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value, or widest: the same ids
-        skip = {"none", "size", "widest"} if a.widest or b.widest else {"none"}
+    if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value, or widest: the same ids;
+        # the label prefix is only how a value is shown
+        skip = {"none", "size", "widest", "prefix"} if a.widest or b.widest else {"none", "prefix"}
         return ({k: v for k, v in a.__dict__.items() if k not in skip}
                 == {k: v for k, v in b.__dict__.items() if k not in skip})
     return type(a) is type(b) and a.__dict__ == b.__dict__

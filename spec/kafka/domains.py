@@ -50,7 +50,10 @@ PendBy = EnumDomain("PendBy", ("INTERNAL", "CLIENT", "LEADER", "ABANDONED"))
 Ver = EnumDomain("Ver", ("NONE", "PENDING", "OK", "RETRY", "ADDING"))
 
 Inc = IdSet("Inc", size="incs", prefix="inc")          # producer incarnations (processes)
-Tid = IdSet("Tid", size=MAXT, prefix="tid")            # transactional ids (= producer ids here)
+Tid = IdSet("Tid", size=MAXT, prefix="tid")            # transactional ids
+# producer ids: the same indexes as Tid (a tid's first pid is its own index; with `pids` = 2 the rotated pid takes
+# the index of the absent second tid, pid_of), labelled pid1, pid2 where a var holds or is indexed by a pid
+Pid = IdSet("Tid", size=MAXT, prefix="pid")
 Part = IdSet("Part", size=MAXP, prefix="p")            # data partitions
 # A partition a var holds only some of the time (the partition of an add in flight); NO_PART otherwise, not p1,
 # so that the data partitions stay alike (the symmetry over Part, §symmetry in docs/kafka-protocol.md)

@@ -5,7 +5,7 @@ from txncheck.spec.domains import BOOL
 from txncheck.spec.expr import Config, If, Var
 
 from .domains import (MULTI, lagged, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
-                      OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid,
+                      OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid, Pid,
                       Txn, TxnCount, TxnState, Ver, IntRange, IncSlot, TxnSlot, NO_PART, PartOrNone, LeaderEpoch)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
@@ -31,7 +31,7 @@ pc_oc = Var("pc_oc", OffsetCalls, index=(Inc,), init=0,
 
 # ---- group coordinator (__consumer_offsets), one group, one input partition ------------------
 gc_off = Var("gc_off", InOffset, init=0, doc="committed[g][tp]: the group's committed input offset")
-gc_pend = Var("gc_pend", PendingOffset, index=(Tid,), init=-1,
+gc_pend = Var("gc_pend", PendingOffset, index=(Pid,), init=-1,
               doc="pending[g][pid][tp]: transactional offset awaiting its marker (-1: none)")
 
 # ---- network (bag of in-flight messages) ------------------------------------------------------
@@ -92,7 +92,7 @@ tl_parts = Var("tl_parts", BOOL, index=(Tid, Part), init=False, doc="logged Tran
 
 # ---- partition leaders ---------------------------------------------------------------------------
 log_kind = Var("log_kind", Kind, index=(Part, Slot), init=Kind.EMPTY, doc="batch at offset: data or control")
-log_pid = Var("log_pid", Tid, index=(Part, Slot), init=0, doc="producer id of the batch")
+log_pid = Var("log_pid", Pid, index=(Part, Slot), init=0, doc="producer id of the batch")
 log_e = Var("log_e", Epoch, index=(Part, Slot), init=-1,
             doc="producer epoch of the batch or marker (read by the producer-state replay of a leader change, FLT-05)")
 log_seq = Var("log_seq", Seq, index=(Part, Slot), init=0,
@@ -103,11 +103,11 @@ log_ce = Var("log_ce", StoredCEpoch, index=(Part, Slot), init=-1,
 pl_end = Var("pl_end", Offset, index=(Part,), init=0,
              doc="log end offset (= HW unless `replication_lag` is 1: then pl_hw)")
 pl_lso = Var("pl_lso", Offset, index=(Part,), init=0, doc="last stable offset")
-pl_e = Var("pl_e", Epoch, index=(Part, Tid), init=-1, doc="ProducerStateEntry.producerEpoch (-1: no state)")
-pl_seq = Var("pl_seq", LastSeq, index=(Part, Tid), init=-1, doc="last sequence appended")
-pl_ce = Var("pl_ce", StoredCEpoch, index=(Part, Tid), init=-1, doc="coordinatorEpoch of the last marker")
-pl_open = Var("pl_open", BOOL, index=(Part, Tid), init=False, doc="open span (currentTxnFirstOffset set)")
-pl_first = Var("pl_first", Slot, index=(Part, Tid), init=0, doc="first offset of the open span")
+pl_e = Var("pl_e", Epoch, index=(Part, Pid), init=-1, doc="ProducerStateEntry.producerEpoch (-1: no state)")
+pl_seq = Var("pl_seq", LastSeq, index=(Part, Pid), init=-1, doc="last sequence appended")
+pl_ce = Var("pl_ce", StoredCEpoch, index=(Part, Pid), init=-1, doc="coordinatorEpoch of the last marker")
+pl_open = Var("pl_open", BOOL, index=(Part, Pid), init=False, doc="open span (currentTxnFirstOffset set)")
+pl_first = Var("pl_first", Slot, index=(Part, Pid), init=0, doc="first offset of the open span")
 pl_vb = Var("pl_vb", Ver, index=(Part, IncSlot, TxnSlot), init=Ver.NONE,
             doc="batch (i, k) held by p's leader for verification (§3.11): its request out at the coordinator, "
                 "answered, or its TV2 implicit add being logged; every batch of a pid shares the pid's "
