@@ -22,7 +22,8 @@ CASES = [("tiny", {}, None), ("tiny", {"protocol": "verify"}, None), ("tiny", {"
          ("tiny", {"protocol": "kip98", "delays": 0}, None), ("tiny", {"protocol": "verify", "delays": 0}, None),
          ("tiny", {"tl_failures": 2}, None), ("eos", {}, None), ("ci", {}, None),
          ("tiny", {"leader_failovers": 1}, None), ("tiny", {"leader_failovers": 1, "protocol": "verify"}, None),
-         ("tiny", {"leader_failovers": 1, "replication_lag": 1}, None), ("rotation", {}, None)] + \
+         ("tiny", {"leader_failovers": 1, "replication_lag": 1}, None), ("rotation", {}, None),
+         ("tiny", {"ctp": 1, "incs": 1, "leader_failovers": 1}, None)] + \
     [(None, {}, v.name) for v in SPEC.variants]
 # A variant changes the protocol, so it may break an invariant; these are the ones each breaks (the
 # rest hold there too). bmc's induction pass drops them for that variant.
@@ -73,7 +74,8 @@ BROKEN_BY["R1-verify-ignores-pid"] = BROKEN_BY["R2-markers-to-next-pid"] | {  # 
 
 # half a minute or more each (the largest reachable sets): make test-long
 LONG_CASES = (("ci", {}, None), ("tiny", {"leader_failovers": 1, "replication_lag": 1}, None), (None, {}, "D6-ack-before-hw"),
-              ("rotation", {}, None), (None, {}, "R1-verify-ignores-pid"), (None, {}, "R2-markers-to-next-pid"))
+              ("rotation", {}, None), (None, {}, "R1-verify-ignores-pid"), (None, {}, "R2-markers-to-next-pid"),
+              ("tiny", {"ctp": 1, "incs": 1, "leader_failovers": 1}, None))  # a group coordinator change
 
 
 @pytest.mark.parametrize("config,overrides,variant", [

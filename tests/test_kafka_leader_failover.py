@@ -1,6 +1,6 @@
-"""Leader changes of a data partition (config `leader_failovers`, kafka-protocol §3.13, row FLT-05): the new
-leader's producer state is a replay of the log, its verification guards are gone. Off by default, so the
-shipped configs are unchanged."""
+"""Leader changes of a data partition or of __consumer_offsets (config `leader_failovers`, kafka-protocol §3.13,
+row FLT-05): the new leader's producer state is a replay of the log, its verification guards are gone. Off by
+default, so the shipped configs are unchanged."""
 import dataclasses
 import json
 from pathlib import Path
@@ -14,9 +14,12 @@ from txncheck.spec.expr import And, If, Implies, Min
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.domains import MAXP, MAXT, Ver, in_use, tid_used
 from txncheck.spec.kafka.leader import replay
-from txncheck.spec.kafka.state import env_exp, env_lf, pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, tc_ce
+from txncheck.spec.evaluate import evaluate, successor
+from txncheck.spec.kafka.state import (env_exp, env_lf, gc_pend, pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq,
+                                       pl_vb, tc_ce)
 from txncheck.spec.model import Always, Sometimes
-from txncheck.traces.replay import replay as replay_trace
+from txncheck.spec.state_text import parse_state
+from txncheck.traces.replay import model_for, replay as replay_trace
 
 ONE = {"leader_failovers": 1}
 
@@ -116,3 +119,40 @@ def test_b13_rebuild_without_open_spans_is_caught():
     assert rows[-2:] == ["PL-06", "FLT-05"]
     rep = replay_trace(r.traces["ATOM-1"])
     assert rep.confirmed, rep.message
+
+
+CTP_ONE = {"ctp": 1, "incs": 1, "leader_failovers": 1}
+
+
+def test_the_group_coordinator_moves_with_consumer_offsets_and_keeps_pending_offsets():
+    """A leader change of __consumer_offsets (op = p2 here) moves the group coordinator: the new one replays the
+    partition (OffsetMetadataManager.replay, replayEndTransactionMarker), which gives the pending and committed
+    offsets the old one held, and producer state replayed as on a data partition."""
+    seen = Sometimes("OffsetsPending", And(env_lf == 0, gc_pend[0] != -1, pl_open[1][0]), "")
+    spec = dataclasses.replace(SPEC, properties=SPEC.properties + (seen,))
+    r = check_spec(spec, "tiny", CTP_ONE, engine="vector",
+                   options=ExploreOptions(stop_on_violation=False, properties=("OffsetsPending",)))
+    trace = r.traces["OffsetsPending"]
+    model = model_for(trace)
+    before = trace.steps[-1].state
+    s = parse_state(model.layout, model.env, before)
+    moved = [model.render_state(successor(model, a, s)) for a in model.actions
+             if a.row_id == "FLT-05" and dict(a.params)["p"] == 1 and evaluate(a.guard, s, a.row_id)]
+    assert len(moved) == 1
+    after = moved[0]
+    assert after["env_lf"] == 1
+    kept = ("gc_pend", "gc_off", "pl_e", "pl_seq", "pl_ce", "pl_open", "pl_first", "pl_lso", "log_kind", "pc_st")
+    assert {v: after[v] for v in kept} == {v: before[v] for v in kept}
+
+
+@pytest.mark.long  # 18 s (tv2) and 27 s (verify), 2026-11-28
+@pytest.mark.parametrize("protocol", ["tv2", "verify"])
+def test_a_group_coordinator_move_keeps_every_property(protocol):
+    """tiny's consume-transform-produce loop with one leader change, of the output partition or of
+    __consumer_offsets: every property holds and the producer state of both is the replay of its log."""
+    spec = dataclasses.replace(SPEC, properties=SPEC.properties + (
+        Always("StateIsReplay", And(_replayed(0, 0), _replayed(1, 0)), "p1's and op's producer state is the replay"),))
+    r = check_spec(spec, "tiny", dict(CTP_ONE, protocol=protocol), engine="vector",
+                   options=ExploreOptions(stop_on_violation=False))
+    assert r.complete and r.verdict == "pass", r.violated
+    assert "FLT-05" in r.fired_rows

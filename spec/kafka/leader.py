@@ -1,5 +1,5 @@
-"""A leader change of a data partition (kafka-protocol §3.13): the producer state the new leader holds,
-computed as a replay of the log.
+"""A leader change of a data partition, or of the group's __consumer_offsets partition (kafka-protocol §3.13): the
+producer state the new leader holds, computed as a replay of the log.
 
 A follower keeps a `ProducerStateManager` of its own: every batch it replicates goes through
 `ProducerAppendInfo` with origin REPLICATION (`UnifiedLog.appendAsFollower`), and a restarted or truncated
@@ -18,12 +18,20 @@ truncated. With it the new leader is an ISR follower whose log ends anywhere fro
 (`Partition.makeLeader` keeps the new leader's own log, and the other replicas truncate to it,
 `UnifiedLog.truncateTo`): the records above its end are gone, none of them acknowledged (acks=all answers only
 once the HW covers a batch), and its producer state is the replay of the log it kept.
+
+The group coordinator of a group is the leader of the group's __consumer_offsets partition and moves with it: the
+new one loads the partition (`CoordinatorRuntime`), whose `OffsetMetadataManager.replay` puts every
+transactional offset record into the pending offsets of its producer id (last record wins) and whose
+`replayEndTransactionMarker` moves or drops them. The running coordinator builds its state by the same replay as
+it writes, so the pending and committed offsets after the change are those before it (`gc_pend`, `gc_off` are
+kept). A TxnOffsetCommit held for verification is answered retriable (NOT_COORDINATOR; the client looks the
+coordinator up again and re-sends it). __consumer_offsets has no replication lag in the model.
 """
 from txncheck.spec.expr import And, Config, If, Min, Not, Or, Param
 from txncheck.spec.model import Row
 
 from .chart import PARTITION
-from .domains import BATCH_CELLS, MAXS, MAXT, Kind, Offset, Outcome, Ver, in_use, lagged
+from .domains import BATCH_CELLS, MAXS, MAXT, Kind, Offset, Outcome, Ver, lagged, writes_to
 from .params import p as P
 from .state import (env_lf, g_lso_dec, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
                     log_src, pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_open, pl_seq, pl_vb)
@@ -103,10 +111,11 @@ def rebuild(p, keep_open=True, end=None):
 
 
 def may_change_leader(p):
-    """A data partition's leader may change (budget `leader_failovers`) while no verification request of a pid is
-    outstanding at the coordinator (timing restriction, §3.13): the old leader answers the held batch only once
-    the coordinator has answered, so the client's retry reaches the new leader after that answer either way."""
-    return (in_use(p), env_lf < Config("leader_failovers"),
+    """A data partition's leader, or that of the group's __consumer_offsets partition (the group coordinator moves
+    with it), may change (budget `leader_failovers`) while no verification request of a pid is outstanding at the
+    transaction coordinator (timing restriction, §3.13): the old leader answers the held batch only once the
+    coordinator has answered, so the client's retry reaches the new leader after that answer either way."""
+    return (writes_to(p), env_lf < Config("leader_failovers"),
             *[Not(pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.ADDING)) for j, kk in BATCH_CELLS])
 
 
@@ -128,11 +137,14 @@ def leader_change(keep_open=True):
             "checkCoordinatorEpoch (REPLICATION: logged, not refused, KAFKA-9144); ReplicaManager.appendRecords (a "
             "verification callback on a replica that is no longer the leader: NOT_LEADER_OR_FOLLOWER); with "
             "replication lag: UnifiedLog.truncateTo on the other replicas (producer state reloaded up to the "
-            "truncation point), ReplicaManager.makeFollowers (delayed produce requests completed: PL-43, PL-44)",
+            "truncation point), ReplicaManager.makeFollowers (delayed produce requests completed: PL-43, PL-44); at "
+            "__consumer_offsets: CoordinatorRuntime load, OffsetMetadataManager.replay / replayEndTransactionMarker",
         doc="Requests still in flight to the partition (Produce, WriteTxnMarkers and their copies) carry all their "
             "fields and are handled by the new leader: that is the old leader's NOT_LEADER_OR_FOLLOWER followed by "
             "the sender's retry of the same request (Sender reenqueueBatch, same sequence; the coordinator's marker "
             "re-send). A batch held for verification is answered retriable (PL-09) and the client resends it. With "
             "`replication_lag` the new leader's log ends at `end` (any offset from the HW to the old end): the "
             "records above it are gone, its producer state is the replay of what it kept, the HW stays, and the "
-            "requests waiting for the HW at the old leader are answered NOT_LEADER_OR_FOLLOWER (PL-43, PL-44).")
+            "requests waiting for the HW at the old leader are answered NOT_LEADER_OR_FOLLOWER (PL-43, PL-44). At "
+            "__consumer_offsets it is a group coordinator change: the pending and committed offsets are what the new "
+            "coordinator's replay of the partition gives, the ones the old one held.")
