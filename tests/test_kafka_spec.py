@@ -49,6 +49,7 @@ def _reads(e, out):
     return out
 
 
+@pytest.mark.long  # 19 s. make test-long (2026-11-28)
 def test_spec_imports_and_grounds_every_config_and_protocol():
     assert SPEC.name == "kafka"
     for cfg in SPEC.configs:

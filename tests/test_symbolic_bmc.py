@@ -323,8 +323,9 @@ def test_a_property_that_cannot_be_evaluated_is_violated():
     assert violated(m, p, tuple(s))
 
 
-@pytest.mark.parametrize("name,variant", [("twophase", "commit-without-all-prepared"),
-                                          ("paxoscommit", None), ("kafka", "D1-no-epoch-bump-on-init")])
+@pytest.mark.parametrize("name,variant", [("twophase", "commit-without-all-prepared"), ("paxoscommit", None),
+                                          pytest.param("kafka", "D1-no-epoch-bump-on-init",
+                                                       marks=pytest.mark.long)])  # 16 s: make test-long
 def test_from_depth_finds_a_counterexample_cut_at_its_first_violation(name, variant):
     """--from-depth skips the shallower queries: the path z3 returns is cut at its first violating
     state and replays; it is not claimed to be the shortest, and no shorter one is reported than

@@ -15,7 +15,8 @@ from txncheck.spec.ground_ir import GConst
 
 CASES = [("twophase", None, None), ("paxoscommit", None, None), ("kafka", "tiny", None),
          pytest.param("kafka", "eos", None, marks=pytest.mark.long),  # about 15 s each: make test-long
-         ("kafka", None, "B4-no-bump-on-timeout"), ("kafka", None, "B7-tid-per-worker")]
+         ("kafka", None, "B4-no-bump-on-timeout"),
+         pytest.param("kafka", None, "B7-tid-per-worker", marks=pytest.mark.long)]  # 13-19 s each: make test-long
 
 
 def _model(name, config, variant):
