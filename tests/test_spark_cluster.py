@@ -105,7 +105,7 @@ def same(got, expected):
     assert got["complete"] == expected["complete"]
 
 
-@pytest.mark.long  # 45 s; make test-spark35 runs it too. make test-long (2026-11-28)
+@pytest.mark.long  # 45 s: make test-long, on pyspark 4.x (2026-11-28)
 def test_worker_killed_then_driver_killed_and_resumed(local_cluster, expected, tmp_path, short_tmp):
     # 1. a worker dies mid-run: Spark's task retry finishes the run with the same result
     store, out = tmp_path / "s1", tmp_path / "r1.json"

@@ -132,7 +132,7 @@ def check(got: dict, want: dict) -> None:
     assert got["data_end"] <= got["data_cap"]
 
 
-@pytest.mark.long  # 18 s; make test-spark35 runs it too. make test-long (2026-11-28)
+@pytest.mark.long  # 18 s: make test-long, on pyspark 4.x (2026-11-28)
 def test_python_driver_capped_below_visited_set(tmp_path):
     # twophase rm=8: 1,745,408 states, a 42 MB visited store; the Python driver may grow 16 MB
     headroom = 16 << 20
