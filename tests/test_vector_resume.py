@@ -98,7 +98,7 @@ def _continue_flag(ck):
     return ["--resume", str(ck)] if os.path.isdir(ck) else ["--checkpoint", str(ck)]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("seed", [1, 2, 3, *[pytest.param(s, marks=pytest.mark.long) for s in (4, 5, 6)]])
 def test_killed_at_random_moments_then_resumed_gives_the_same_result(reference, tmp_path, seed):
     rng = random.Random(seed)
     ck = tmp_path / "ck"
