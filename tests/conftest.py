@@ -34,4 +34,3 @@ def txncheck_main():
             code = main(list(args))
         return code, out.getvalue(), err.getvalue()
     return run
-

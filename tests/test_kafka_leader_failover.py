@@ -14,12 +14,12 @@ from txncheck.spec.expr import And, If, Implies, Min
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.domains import MAXP, MAXT, Ver, in_use, tid_used
 from txncheck.spec.kafka.leader import replay
-from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.kafka.state import (env_exp, env_lf, gc_pend, pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq,
                                        pl_vb, tc_ce)
 from txncheck.spec.model import Always, Sometimes
-from txncheck.spec.state_text import parse_state
 from txncheck.traces.replay import model_for, replay as replay_trace
+
+from state_steps import successors_of
 
 ONE = {"leader_failovers": 1}
 
@@ -135,9 +135,7 @@ def test_the_group_coordinator_moves_with_consumer_offsets_and_keeps_pending_off
     trace = r.traces["OffsetsPending"]
     model = model_for(trace)
     before = trace.steps[-1].state
-    s = parse_state(model.layout, model.env, before)
-    moved = [model.render_state(successor(model, a, s)) for a in model.actions
-             if a.row_id == "FLT-05" and dict(a.params)["p"] == 1 and evaluate(a.guard, s, a.row_id)]
+    moved = [after for a, after in successors_of(model, before) if a.row_id == "FLT-05" and dict(a.params)["p"] == 1]
     assert len(moved) == 1
     after = moved[0]
     assert after["env_lf"] == 1

@@ -14,13 +14,13 @@ from txncheck.cli.main import main
 from txncheck.spec.expr import And, Exists, Not
 from txncheck.spec.kafka import SPEC
 from txncheck.spec.kafka.domains import CResp, Part, Pend, PendBy, Rq, TxnState as S
-from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.kafka.state import (n_creq, n_creq_e, n_creq_rot, n_creq_rq, n_cresp, n_cresp_e, n_cresp_rot, n_mk,
                                        n_mk_e, n_mk_rot, pc_rq, pc_rot, pl_e, pl_open, tc_pend, tc_pend_by, tc_pend_e,
                                        tc_pend_rot, tc_rot, tc_st)
 from txncheck.spec.model import Sometimes
-from txncheck.spec.state_text import parse_state
 from txncheck.traces.replay import model_for, replay
+
+from state_steps import successors_of
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "state_counts.json").read_text())
 SMALL = {"pids": 2, "maxe": 2}  # tiny: the second transaction's EndTxn finds epoch 1 exhausted and rotates
@@ -109,8 +109,7 @@ def test_a_tv2_timeout_fence_at_the_exhausted_epoch_rotates_at_its_complete_abor
 
 def _steps_from(model, rendered):
     """{row id: rendered successor} of the enabled actions in the state `rendered` (one action per row here)."""
-    s = parse_state(model.layout, model.env, rendered)
-    return {a.row_id: model.render_state(successor(model, a, s)) for a in model.actions if evaluate(a.guard, s, a.row_id)}
+    return {a.row_id: after for a, after in successors_of(model, rendered)}
 
 
 def test_an_end_txn_retry_from_the_old_pid_after_the_rotation_is_answered_with_the_new_pid():

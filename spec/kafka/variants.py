@@ -56,7 +56,6 @@ ROTATION_SETTINGS = (("pids", 2), ("maxe", 3), ("restart_txns", 1))
 # API misuse M1: the application commits the offset of the record it processed, not the next one to consume
 _M1_PENDING = If(at_op, call_offset(i, k) - 1, gc_pend[PB])
 _M1_ABANDONED = If(n_prod[i][OP][pc_k[i]] == 1, call_offset(i, pc_k[i]) - 1, -1)
-CTP_ONE_TXN = (("ctp", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0))
 B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
                ("timeouts", 0), ("failovers", 0))
 
@@ -151,7 +150,7 @@ VARIANTS = (
             "commitTransaction instead of sendOffsetsToTransaction: the offset is durable whatever the "
             "transaction's fate.",
             breaks=("EOS-1",), edits=(ReplaceGuard("PC-06", (in_use(p),) + _PC06.guard[1:]), AddRow("producer", _D3_ROW)),
-            settings=CTP_ONE_TXN,
+            settings=(("ctp", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0)),
             ref="KIP-98 / KIP-447 design: offsets share the transaction's markers",
             trigger="poll input 0; output sent and acknowledged; commitSync(offset 1); crash before "
                     "commitTransaction; the new incarnation fences and aborts the output and starts from offset 1: "
