@@ -25,7 +25,9 @@ duplicates = 0).
   kip98 with delays 0 proves the same 19 as under TV2);
 - leader.py: leader changes of data partitions (IND-210: the producer state is the replay of the log) and
   replication lag (IND-211..IND-213: the HW, and the Produce and marker answers waiting for it);
-- rotation.py: without producer id rotation (pids=1) every pid is its tid's first (IND-230).
+- rotation.py: without producer id rotation (pids=1) every pid is its tid's first (IND-230); with it, a rotation
+  happens once and the second pid is unused before it (IND-231, IND-232). pids.py: the (pid, epoch) order the
+  invariants use, so that they hold with a rotation too (config rotation, where 14 of the 19 are 1-inductive).
 """
 from . import base, ctp, idempotence, kip98, leader, outcome, rotation, zombies
 

@@ -6,11 +6,12 @@ from txncheck.spec.model import Always
 
 from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
+from .pids import b_x, cresp_x, durable_x, owner, pc_x
 from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_vb, pl_vst,
-                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e,
+                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_pend_rot, tc_st, tl_e,
                     tl_parts, tl_st)
 
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
@@ -107,7 +108,9 @@ INVARIANTS = (
         Implies(And(tc_pend[t] != Pend.NONE, tc_pend_by[t] == PendBy.INTERNAL),
                 And(tc_pend_e[t] == tc_e[t], tc_e[t] == tl_e[t] + 1)),
         Implies(And(tc_pend[t] != Pend.NONE, tc_pend_by[t] != PendBy.INTERNAL),
-                And(unfenced(t), tc_pend_e[t] >= tc_e[t], tc_pend_e[t] <= tc_e[t] + 1)),
+                And(unfenced(t), If(And(tc_pend[t] == Pend.Empty, tc_pend_rot[t]),  # InitProducerId rotates (§3.14)
+                                    And(tc_pend_e[t] == 0, tc_e[t] >= Config("maxe") - 1),
+                                    And(tc_pend_e[t] >= tc_e[t], tc_pend_e[t] <= tc_e[t] + 1)))),
         Implies(tc_pend[t] == Pend.Ongoing, tc_pend_e[t] == tc_e[t]),
         Implies(And(TV2, tc_pend[t].is_in(Pend.PrepareCommit, Pend.PrepareAbort), tc_pend_by[t] == PendBy.CLIENT),
                 tc_pend_e[t] == tc_e[t] + 1))),
@@ -154,16 +157,16 @@ INVARIANTS = (
         g_dec[i][k] == Outcome.NONE)))),
            "A transaction whose start (Empty/Complete* -> Ongoing) is pending is not decided yet."),
     Always("IND-51", ForAll(Inc, lambda i: And(
-        pc_e[i] <= tl_e[tid_of(i)], n_cresp_e[i] <= tl_e[tid_of(i)],
-        ForAll(Part, lambda p: ForAll(Txn, lambda k: b_e[i][p][k] <= tl_e[tid_of(i)])))),
+        pc_x(i) <= durable_x(tid_of(i)), cresp_x(i) <= durable_x(tid_of(i)),
+        ForAll(Part, lambda p: ForAll(Txn, lambda k: b_x(i, p, k) <= durable_x(tid_of(i)))))),
            "No client, response or batch carries an epoch above the durable one: epochs are handed out only "
            "once logged."),
     Always("IND-52", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-        And(TV2, writes_to(p), decided(i, k)), b_e[i][p][k] < tl_e[tid_of(i)])))),
+        And(TV2, writes_to(p), decided(i, k)), b_x(i, p, k) < durable_x(tid_of(i)))))),
            "Under TV2, a decided transaction's batches, its TxnOffsetCommit on op included, carry an epoch below "
            "the durable one (every EndTxn and fence bumps it before the decision is logged)."),
     Always("IND-53", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
-        And(TV2, decided(i, k), pc_k[i] == k, pc_st[i].is_in(*IN_TXN)), pc_e[i] < tl_e[tid_of(i)]))),
+        And(TV2, decided(i, k), pc_k[i] == k, pc_st[i].is_in(*IN_TXN)), pc_x(i) < durable_x(tid_of(i))))),
            "Under TV2, a client still inside a decided transaction holds an epoch below the durable one."),
     Always("IND-54", ForAll(Inc, lambda i: If(
         n_creq[i],
@@ -217,7 +220,7 @@ INVARIANTS = (
            "late produce reopens it: B1.)"),
     Always("IND-33", each_marker(lambda t, p, c: Implies(n_mk[t][p][c], c <= tc_ce[t])),
            "No marker in flight comes from a coordinator epoch the coordinator has not reached."),
-    Always("IND-34", each_tid_part(lambda t, p: pl_ce[p][t] <= tc_ce[t]),
+    Always("IND-34", each_tid_part(lambda u, p: pl_ce[p][u] <= tc_ce[owner(u)]),
            "No partition stored a coordinator epoch the coordinator has not reached."),
     Always("IND-35", each_marker(lambda t, p, c: Implies(And(n_mk[t][p][c], c == tc_ce[t]), tc_mk[t][p])),
            "A marker of the current coordinator epoch still in flight is still awaited."),

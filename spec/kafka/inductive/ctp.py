@@ -15,8 +15,9 @@ from txncheck.spec.model import Always
 from ..domains import (CTP, MULTI, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind, Outcome, Part, PcState, Rq, Slot, Txn, tid_of,
                        writes_to, TxnState as S)
 from ..properties import data
+from .pids import FIRST_OF_SECOND, cresp_x, pc_x
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
-                     log_src, n_cresp, n_cresp_e, n_oab, pc_b, pc_e, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
+                     log_src, n_cresp, n_cresp_e, n_cresp_rot, n_oab, pc_b, pc_e, pc_rot, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
 from .base import IN_TXN, data_of, each_batch, each_slot, each_tid, slot_of
 
@@ -128,7 +129,8 @@ INVARIANTS = (
            "client's own EndTxn(COMMIT): its transaction is still the coordinator's current one while PrepareCommit, "
            "and its offset is materialised once CompleteCommit."),
     Always("IND-165", ForAll(Inc, lambda i: Implies(
-        And(TV2, n_cresp[i] == CResp.OK, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)), n_cresp_e[i] == pc_e[i] + 1)),
+        And(TV2, n_cresp[i] == CResp.OK, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)),
+        cresp_x(i) == If(And(n_cresp_rot[i], Not(pc_rot[i])), FIRST_OF_SECOND, pc_x(i) + 1))),
            "Under TV2 an EndTxn answered NONE hands the client exactly the next epoch: the coordinator bumped the "
            "epoch the client sent by one (or answers a retry of that EndTxn with the epoch it bumped to)."),
     Always("IND-166", Implies(Not(MULTI), ForAll(Inc, lambda i: And(

@@ -5,17 +5,18 @@ from txncheck.spec.expr import And, Config, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
-                       Slot, TV2, Tid, Txn, Ver, is_op, tid_of, writes_to, TxnState as S)
-from ..state import (b_e, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
-                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
+                       Slot, TV2, Tid, Txn, Ver, is_op, pid_of, tid_of, writes_to, TxnState as S)
+from .pids import b_pid, b_x, cresp_x, durable_x, owner, pc_x, pend_x, pl_x
+from ..state import (b_e, b_rot, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
+                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mk_rot, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_open, pl_seq, pl_vb, pl_vst, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
-                     tc_pend_e, tc_pend_p, tl_e, tl_st)
+                     tc_pend_e, tc_pend_p, tc_rot, tl_e, tl_st)
 from .base import NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for, slot_of
 
 
 INVARIANTS = (
     Always("IND-60", each_batch(lambda i, p, k: ForAll(Slot, lambda s: Implies(batch_slot(p, s, i, k), And(
-        log_pid[p][s] == tid_of(i), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k], k <= pc_k[i])))),
+        log_pid[p][s] == b_pid(i, p, k), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k], k <= pc_k[i])))),
            "A data batch in the log carries the producer id, epoch and base sequence its client fixed when it "
            "created the batch (a retry resends the same batch)."),
     Always("IND-61", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda t: Implies(
@@ -47,16 +48,17 @@ def commit_e(t):
     return If(tl_st[t] == S.PrepareCommit, tl_e[t] - 1, tl_e[t])
 
 
-def older_than(i, e):
-    """Every batch of incarnation i, and its in-flight AddPartitions/EndTxn request, carry an epoch below e."""
-    return And(ForAll(Part, lambda p: ForAll(Txn, lambda k: b_e[i][p][k] < e)),
-               Implies(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), pc_e[i] < e))
+def older_than(i, x):
+    """Every batch of incarnation i, and its in-flight AddPartitions/EndTxn request, carry an epoch below the
+    extended epoch x (pids.py)."""
+    return And(ForAll(Part, lambda p: ForAll(Txn, lambda k: b_x(i, p, k) < x)),
+               Implies(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), pc_x(i) < x))
 
 
 def dominated(i, p, k):
     """Batch (i, p, k) is at or below p's ProducerStateEntry of its pid: a copy is a duplicate or fenced."""
-    t = tid_of(i)
-    return Or(pl_e[p][t] > b_e[i][p][k], And(pl_e[p][t] == b_e[i][p][k], pl_seq[p][t] >= b_s[i][p][k]))
+    u = b_pid(i, p, k)
+    return Or(pl_e[p][u] > b_e[i][p][k], And(pl_e[p][u] == b_e[i][p][k], pl_seq[p][u] >= b_s[i][p][k]))
 
 
 def held(p, i, k):
@@ -66,13 +68,13 @@ def held(p, i, k):
 
 INVARIANTS += (
     Always("IND-63", ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Implies(
-        And(NO_EXPIRY, n_mk[t][p][c], c >= pl_ce[p][t]), And(
+        And(NO_EXPIRY, n_mk[t][p][c], c >= pl_ce[p][pid_of(t, n_mk_rot[t][p][c])]), And(
             tc_mk[t][p], tl_st[t].is_in(*PREPARE), n_mk_e[t][p][c] == tl_e[t],
             (n_mk_res[t][p][c] == Result.COMMIT) == (tl_st[t] == S.PrepareCommit)))))),
            "A WriteTxnMarkers in flight that p would not fence by coordinator epoch belongs to the durable "
            "Prepare* transaction whose marker p has not acknowledged: same result, same producer epoch."),
-    Always("IND-64", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda t: Implies(
-        And(TV2, retired_open(p, s, t)), tl_st[t] == S.PrepareAbort)))),
+    Always("IND-64", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda u: Implies(
+        And(TV2, retired_open(p, s, u)), tl_st[owner(u)] == S.PrepareAbort)))),
            "Under TV2, a batch appended with a retired epoch that is still in an open span belongs to a "
            "transaction being aborted (it could only pass the epoch check under a verification guard that "
            "a fence or an abort outdated)."),
@@ -89,7 +91,7 @@ INVARIANTS += (
            "Under TV2, a verified batch held at the leader with a current guard carries the durable epoch of an "
            "Ongoing transaction, or the one below it of a transaction being aborted (a fence or abort), whose marker "
            "will clear its guard."),
-    Always("IND-67", ForAll(Part, lambda p: ForAll(Tid, lambda t: pl_e[p][t] <= tl_e[t])),
+    Always("IND-67", ForAll(Part, lambda p: ForAll(Tid, lambda u: pl_x(p, u) <= durable_x(owner(u)))),
            "No partition leader stores a producer epoch above the durable one (batches and markers carry only "
            "logged epochs)."),
     Always("IND-68", each_batch(lambda i, p, k: Implies(
@@ -110,7 +112,8 @@ INVARIANTS += (
            "TV0/1, by the next transaction at the same epoch, which begins after a marker made its guard stale."),
     Always("IND-222", each_batch(lambda i, p, k: Implies(
         And(TV2, pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vst[p][i][k]),
-        Or(b_e[i][p][k] < pl_e[p][tid_of(i)], And(b_e[i][p][k] == pl_e[p][tid_of(i)], Not(pl_open[p][tid_of(i)]))))),
+        Or(b_e[i][p][k] < pl_e[p][b_pid(i, p, k)],
+           And(b_e[i][p][k] == pl_e[p][b_pid(i, p, k)], Not(pl_open[p][b_pid(i, p, k)]))))),
            "Under TV2, a held batch whose guard went stale is below the epoch p stored for its pid, or at it with no "
            "span open: a marker (at the bumped epoch, which a batch of the next transaction sent once EndTxn was "
            "answered may carry) made it stale, so the epoch check refuses it if a span is open, and the guard check "
@@ -125,7 +128,8 @@ INVARIANTS += (
            "held by the leader for verification, or answered (the client resends only after a retriable answer); "
            "once acknowledged it is nowhere."),
     Always("IND-71", each_batch(lambda i, p, k: Implies(
-        And(NO_EXPIRY, Not(is_op(p)), committing(tid_of(i)), b_e[i][p][k] == commit_e(tid_of(i))), dominated(i, p, k))),
+        And(NO_EXPIRY, Not(is_op(p)), committing(tid_of(i)), b_e[i][p][k] == commit_e(tid_of(i)),
+            b_rot[i][p][k] == tc_rot[tid_of(i)]), dominated(i, p, k))),
            "Under TV2, while a commit is prepared (or its PrepareCommit is being logged), every batch created with "
            "the committing epoch is at or below the leader's producer state (the client flushed before EndTxn), so "
            "a copy still in flight is answered as a duplicate or fenced, never appended."),
@@ -139,13 +143,13 @@ INVARIANTS += (
            "Without producer-state expiry, a batch answered NONE (appended or found duplicate) stays at or below the "
            "leader's producer state: a later copy is a duplicate or fenced."),
     Always("IND-74", each_batch(lambda i, p, k: And(
-        b_e[i][p][k] <= pc_e[i],
-        Implies(And(TV2, Or(k < pc_k[i], pc_st[i] == PcState.READY), b_e[i][p][k] != -1), b_e[i][p][k] < pc_e[i]))),
+        b_x(i, p, k) <= pc_x(i),
+        Implies(And(TV2, Or(k < pc_k[i], pc_st[i] == PcState.READY), b_e[i][p][k] != -1), b_x(i, p, k) < pc_x(i)))),
            "A client's batches carry epochs at most its own; under TV2 those of its earlier transactions carry "
            "lower ones, as do all of a READY client's (every EndTxn bumps the epoch)."),
     Always("IND-75", ForAll(Inc, lambda i: Implies(
         And(n_cresp[i] == CResp.OK, Or(pc_rq[i].is_in(Rq.INIT, Rq.INITBUMP), And(TV2, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)))),
-        n_cresp_e[i] > pc_e[i])),
+        cresp_x(i) > pc_x(i))),
            "An InitProducerId answer (and under TV2 an EndTxn answer) hands the client a higher epoch than it holds."),
     Always("IND-76", ForAll(Inc, lambda i: Implies(
         And(committing(tid_of(i)), Or(pc_e[i] == commit_e(tid_of(i)), n_cresp_e[i] == commit_e(tid_of(i)))),
@@ -158,10 +162,10 @@ INVARIANTS += (
            "no answer in flight hands that epoch to a live client)."),
     Always("IND-77", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
         And(Config("zombies") == 0, i < j, tid_of(i) == tid_of(j)), And(
-            Implies(pc_e[j] != -1, older_than(i, pc_e[j])),
-            Implies(n_cresp_e[j] != -1, older_than(i, n_cresp_e[j])),
+            Implies(pc_e[j] != -1, older_than(i, pc_x(j))),
+            Implies(n_cresp_e[j] != -1, older_than(i, cresp_x(j))),
             Implies(And(tc_pend[tid_of(j)] == Pend.Empty, tc_pend_cli[tid_of(j)] == j),
-                    older_than(i, tc_pend_e[tid_of(j)])))))),
+                    older_than(i, pend_x(tid_of(j)))))))),
            "Without zombies, a later incarnation of a transactional id holds (or is being handed, or logging) an epoch above "
            "the ones an earlier (crashed) incarnation wrote batches with or still has a transactional request "
            "in flight with: its InitProducerId bumped past them."),

@@ -14,8 +14,9 @@ from ..domains import (BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, P
                        Tid, Txn, Ver, in_use, tid_of, TxnState as S)
 from ..state import (b_e, b_s, g_ci, g_ck, g_dec, g_pk, log_inc, log_k, log_kind, log_out, log_pid, log_ret, n_creq,
                      n_cresp, n_cresp_e, n_pres, n_prod, pc_add, pc_b, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st, pl_e,
-                     pl_first, pl_open, pl_seq, pl_vb, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
+                     pl_first, pl_open, pl_seq, pl_vb, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_rot,
                      tc_st, tl_e, tl_parts, tl_st)
+from .pids import durable_x, pc_x
 from .base import (IN_TXN, NO_DUPLICATES, NO_EXPIRY, NO_ZOMBIES, PREPARE, decided, each_batch, each_tid,
                    each_tid_part, pending_for)
 from .idempotence import dominated, held
@@ -36,7 +37,7 @@ def registered(i, p):
 INVARIANTS = (
     Always("IND-190", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(decided(i, k), pc_k[i] == k, Or(pc_rq[i] == Rq.ADD, pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR))),
-        pc_e[i] < tl_e[tid_of(i)]))),
+        pc_x(i) < durable_x(tid_of(i))))),
            "A client still writing a transaction (or with its AddPartitionsToTxn outstanding, even crashed) that is "
            "already decided was fenced: only its own EndTxn (which "
            "moves it to COMMITTING/ABORTING) or an epoch fence (which bumps the durable epoch) decides it."),
@@ -106,7 +107,7 @@ INVARIANTS = (
                 pc_k[i] == 0, ForAll(Part, lambda q: And(Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
         each_tid(lambda t: Implies(
             And(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, pc_rq[tc_pend_cli[t]] == Rq.INIT),
-            And(tc_e[t] == tl_e[t], tc_pend_e[t] == tc_e[t] + 1))))),
+            And(tc_e[t] == tl_e[t], tc_pend_e[t] == If(tc_pend_rot[t], 0, tc_e[t] + 1)))))),
            "Without consume-transform-produce (whose offsets partition is added by AddOffsetsToTxn, not by a "
            "batch), a client's outstanding request (even one that crashed since) matches its script: a batch to a "
            "data partition means it was added, EndTxn and InitProducerId wait for every batch, EndTxn is sent "

@@ -4,11 +4,13 @@ from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
-                       Slot, TV2, Tid, Txn, Ver, tid_of, TxnState as S)
+                       Slot, TV2, Tid, Txn, Ver, pid_of, tid_of, TxnState as S)
+from .pids import b_pid, b_x, cresp_x, durable_x, handed_x, mk_x, owner, pc_x, tc_x
 from ..state import (hw, b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
-                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
+                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mk_rot, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_e,
-                     tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_st, tl_e, tl_parts, tl_st)
+                     tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_pend_rot, tc_rot, tc_st, tl_e, tl_parts,
+                     tl_st)
 from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, each_batch, each_marker, each_tid, each_tid_part,
                    slot_of)
 
@@ -27,16 +29,17 @@ def res_of(t):
 
 
 def live(t, p, c):
-    """A marker carrying the durable Prepare* record's result and epoch."""
-    return And(tl_st[t].is_in(*PREPARE), n_mk_e[t][p][c] == tl_e[t], n_mk_res[t][p][c] == res_of(t))
+    """A marker carrying the durable Prepare* record's producer id, result and epoch."""
+    return And(tl_st[t].is_in(*PREPARE), n_mk_rot[t][p][c] == tc_rot[t], n_mk_e[t][p][c] == tl_e[t],
+               n_mk_res[t][p][c] == res_of(t))
 
 
 def cur_dec(t):
     return g_dec[g_ci[t]][g_ck[t]]
 
 INVARIANTS = (
-    Always("IND-81", each_pts(lambda p, t, s: Implies(And(TV2, in_open_span(p, t, s)), And(
-        g_ck[t] >= 1, log_inc[p][s] == g_ci[t], log_k[p][s] == g_ck[t]))),
+    Always("IND-81", each_pts(lambda p, u, s: Implies(And(TV2, in_open_span(p, u, s)), And(
+        g_ck[owner(u)] >= 1, log_inc[p][s] == g_ci[owner(u)], log_k[p][s] == g_ck[owner(u)]))),
            "Under TV2, the data of an open span belongs to the coordinator's current transaction."),
     Always("IND-82", each_tid(lambda t: And(
         Implies(tl_st[t] == S.Ongoing, g_ck[t] >= 1),
@@ -47,7 +50,7 @@ INVARIANTS = (
            "is decided X; a settled record has none."),
     Always("IND-83", each_marker(lambda t, p, c: Implies(And(n_mk[t][p][c], c == tc_ce[t]), live(t, p, c))),
            "A marker of the current coordinator epoch in flight carries the durable Prepare* result and epoch."),
-    Always("IND-84", each_marker(lambda t, p, c: Implies(n_mk[t][p][c], n_mk_e[t][p][c] <= tl_e[t])),
+    Always("IND-84", each_marker(lambda t, p, c: Implies(n_mk[t][p][c], mk_x(t, p, c) <= durable_x(t))),
            "No marker carries a producer epoch above the durable one."),
     Always("IND-85", each_marker(lambda t, p, c: Implies(And(TV2, NO_EXPIRY, n_mk[t][p][c], Not(live(t, p, c))), Or(
         c < pl_ce[p][t], n_mk_e[t][p][c] <= pl_e[p][t]))),
@@ -56,7 +59,8 @@ INVARIANTS = (
     Always("IND-86", each_marker(lambda t, p, c: Implies(And(TV2, n_mk[t][p][c], live(t, p, c)), tl_parts[t][p])),
            "Under TV2, a marker of the durable Prepare* goes to a partition it lists."),
     Always("IND-87", each_tid_part(lambda t, p: Implies(And(NO_EXPIRY, tl_st[t].is_in(*PREPARE), tl_parts[t][p], Not(tc_mk[t][p])),
-                                                  And(pl_ce[p][t] == tc_ce[t], pl_e[p][t] == tl_e[t]))),
+                                                  And(pl_ce[p][pid_of(t, tc_rot[t])] == tc_ce[t],
+                                                      pl_e[p][pid_of(t, tc_rot[t])] == tl_e[t]))),
            "Once p acknowledged the current Prepare*'s marker it stored that coordinator epoch and producer epoch."),
     Always("IND-88", each_tid_part(lambda t, p: Implies(tl_st[t].is_in(*SETTLED), Not(tl_parts[t][p]))),
            "A settled (Empty/Complete*) record lists no partitions."),
@@ -69,14 +73,14 @@ INVARIANTS += (
         g_ck[tid_of(i)] >= 1, g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch the coordinator verified whose guard is current belongs to its current transaction."),
     Always("IND-91", each_batch(lambda i, p, k: Implies(
-        And(TV2, tc_st[tid_of(i)] == S.Ongoing, b_e[i][p][k] != -1, b_e[i][p][k] == tc_e[tid_of(i)]),
+        And(TV2, tc_st[tid_of(i)] == S.Ongoing, b_e[i][p][k] != -1, b_x(i, p, k) == tc_x(tid_of(i))),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch carrying the epoch of an Ongoing coordinator belongs to its current transaction."),
     Always("IND-92", each_batch(lambda i, p, k: ForAll(Inc, lambda j: ForAll(Part, lambda q: ForAll(Txn, lambda k2: Implies(
-        And(TV2, tid_of(i) == tid_of(j), b_e[i][p][k] != -1, b_e[i][p][k] == b_e[j][q][k2]), And(i == j, k == k2)))))),
+        And(TV2, tid_of(i) == tid_of(j), b_e[i][p][k] != -1, b_x(i, p, k) == b_x(j, q, k2)), And(i == j, k == k2)))))),
            "Under TV2, one producer epoch is used by one transaction of one incarnation (every EndTxn bumps)."),
     Always("IND-93", each_batch(lambda i, p, k: ForAll(Inc, lambda j: Implies(
-        And(TV2, tid_of(i) == tid_of(j), b_e[i][p][k] != -1, b_e[i][p][k] == pc_e[j],
+        And(TV2, tid_of(i) == tid_of(j), b_e[i][p][k] != -1, b_x(i, p, k) == pc_x(j),
             Or(pc_st[j] != PcState.CRASHED, pc_rq[j].is_in(Rq.COMMIT, Rq.ABORT))), And(i == j, k == pc_k[j])))),
            "Under TV2, a batch carrying the epoch a client holds (a crashed one: with its EndTxn outstanding) belongs to that client's current transaction."),
     Always("IND-94", each_batch(lambda i, p, k: Implies(
@@ -110,12 +114,12 @@ def tid_batches(i, f):
 INVARIANTS += (
     Always("IND-98", ForAll(Inc, lambda i: Implies(
         And(TV2, NO_ZOMBIES, n_cresp[i] == CResp.OK, pc_rq[i] != Rq.ADD, Not(pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))),
-        tid_batches(i, lambda j, q, k: b_e[j][q][k] < n_cresp_e[i]))),
+        tid_batches(i, lambda j, q, k: b_x(j, q, k) < cresp_x(i)))),
            "Under TV2 without zombies, an InitProducerId or EndTxn answer to a live client carries an epoch above "
            "every batch's (a fresh bump)."),
     Always("IND-99", ForAll(Inc, lambda i: Implies(And(TV2, NO_ZOMBIES, pc_st[i].is_in(*ACTIVE)),
-        tid_batches(i, lambda j, q, k: And(b_e[j][q][k] <= pc_e[i], Implies(
-            b_e[j][q][k] == pc_e[i], And(j == i, k == pc_k[i], pc_st[i] != PcState.READY)))))),
+        tid_batches(i, lambda j, q, k: And(b_x(j, q, k) <= pc_x(i), Implies(
+            b_x(j, q, k) == pc_x(i), And(j == i, k == pc_k[i], pc_st[i] != PcState.READY)))))),
            "Under TV2 without zombies, no batch carries an epoch above the one the live client holds, and only "
            "its current transaction's batches carry that one (none once it is READY)."),
 )
@@ -152,7 +156,7 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-104", each_tid(lambda t: Implies(And(TV2, tc_pend[t] == Pend.Empty),
-                                               And(tc_e[t] == tl_e[t], tc_pend_e[t] == tc_e[t] + 1))),
+                                               And(tc_e[t] == tl_e[t], tc_pend_e[t] == If(tc_pend_rot[t], 0, tc_e[t] + 1)))),
            "Under TV2 a pending InitProducerId always bumps the durable epoch (no KIP-360 same-epoch retry)."),
 )
 INVARIANTS += (
@@ -198,7 +202,7 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-112", ForAll(Inc, lambda i: Implies(
-        And(TV2, NO_ZOMBIES, n_creq[i], pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), tc_st[tid_of(i)] == S.Ongoing, pc_e[i] == tc_e[tid_of(i)]),
+        And(TV2, NO_ZOMBIES, n_creq[i], pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), tc_st[tid_of(i)] == S.Ongoing, pc_x(i) == tc_x(tid_of(i))),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == pc_k[i]))),
            "Under TV2 without zombies, an EndTxn in flight (even from a crashed client) at the epoch of an "
            "Ongoing transaction is for that transaction."),
@@ -215,8 +219,8 @@ INVARIANTS += (
     Always("IND-114", ForAll(Inc, lambda i: Implies(
         And(TV2, NO_ZOMBIES, Config("late_requests") == 0, n_cresp[i] == CResp.OK,
             Not(pc_st[i].is_in(PcState.CRASHED, PcState.FATAL_ERROR))), And(
-            Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), n_cresp_e[i] == tc_e[tid_of(i)]),
-            Implies(pc_rq[i] == Rq.INIT, And(tc_st[tid_of(i)] == S.Empty, n_cresp_e[i] <= tc_e[tid_of(i)])),
+            Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), cresp_x(i) == handed_x(tid_of(i))),
+            Implies(pc_rq[i] == Rq.INIT, And(tc_st[tid_of(i)] == S.Empty, cresp_x(i) <= tc_x(tid_of(i)))),
             Implies(pc_rq[i] == Rq.COMMIT, tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)),
             Implies(pc_rq[i] == Rq.ABORT, tc_st[tid_of(i)].is_in(S.PrepareAbort, S.CompleteAbort))))),
            "Under TV2 without zombies, an EndTxn answer NONE to a live client carries the coordinator's epoch, "
@@ -239,8 +243,8 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-117", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
         And(NO_ZOMBIES, i != j, tid_of(i) == tid_of(j), pc_st[i] == PcState.CRASHED, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)), And(
-            Implies(pc_e[j] != -1, pc_e[i] < pc_e[j]),
-            Implies(And(n_cresp[j] == CResp.OK, pc_rq[j] == Rq.INIT), pc_e[i] < n_cresp_e[j]))))),
+            Implies(pc_e[j] != -1, pc_x(i) < pc_x(j)),
+            Implies(And(n_cresp[j] == CResp.OK, pc_rq[j] == Rq.INIT), pc_x(i) < cresp_x(j)))))),
            "Without zombies, a crashed client whose EndTxn is still outstanding holds an epoch below any other "
            "incarnation's (each later InitProducerId bumped past it)."),
 )
@@ -272,7 +276,7 @@ INVARIANTS += (
            "A sequence number stored for a pid at p comes from a batch of its stored epoch in p's log."),
     Always("IND-123", ForAll(Part, lambda p: ForAll(Slot, lambda s: Implies(log_kind[p][s] == Kind.DATA,
         ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(And(log_inc[p][s] == i, log_k[p][s] == k), And(
-            b_e[i][p][k] == log_e[p][s], log_e[p][s] >= 0, tid_of(i) == log_pid[p][s]))))))),
+            b_e[i][p][k] == log_e[p][s], log_e[p][s] >= 0, b_pid(i, p, k) == log_pid[p][s]))))))),
            "A data batch in the log carries the epoch its client fixed for it (batches are immutable)."),
     Always("IND-124", ForAll(Part, lambda p: Implies(And(ForAll(Tid, lambda t: Not(pl_open[p][t])), hw(p) == pl_end[p]),
                                                      pl_lso[p] == pl_end[p])),

@@ -13,6 +13,7 @@ from ..domains import TV2, CResp, Inc, Outcome, Part, PcState, Pend, Rq, Txn, ti
 from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_e, tc_pend, tc_pend_e,
                      tc_st)
 from .base import pending_for
+from .pids import b_x, below_x, cresp_x, handed_pend_x, handed_x, pc_x, tc_x
 from .outcome import ACTIVE, COMMITTING, dec_cur
 
 
@@ -23,10 +24,10 @@ def carriers(i):
     """The epochs incarnation i holds, is being handed, or fixed in a batch, as generators: gen(Q, g) applies
     g(condition, epoch) to each, closing a batch's indices with the quantifier Q (ForAll or Exists)."""
     t = tid_of(i)
-    return (lambda Q, g: g(pc_e[i] != -1, pc_e[i]),
-            lambda Q, g: g(And(n_cresp[i] == CResp.OK, n_cresp_e[i] != -1), n_cresp_e[i]),
-            lambda Q, g: g(And(pending_for(i), tc_pend[t].is_in(*HANDS)), tc_pend_e[t]),
-            lambda Q, g: Q(Part, lambda p: Q(Txn, lambda k: g(b_e[i][p][k] != -1, b_e[i][p][k]))))
+    return (lambda Q, g: g(pc_e[i] != -1, pc_x(i)),
+            lambda Q, g: g(And(n_cresp[i] == CResp.OK, n_cresp_e[i] != -1), cresp_x(i)),
+            lambda Q, g: g(And(pending_for(i), tc_pend[t].is_in(*HANDS)), handed_pend_x(t)),
+            lambda Q, g: Q(Part, lambda p: Q(Txn, lambda k: g(b_e[i][p][k] != -1, b_x(i, p, k)))))
 
 
 def all_pairs(i, j, rel):
@@ -62,7 +63,7 @@ INVARIANTS = (
            "bumps instead of a KIP-360 re-initialisation)."),
     Always("IND-173", ForAll(Inc, lambda i: others(i, lambda j: Implies(
         And(TV2, tc_st[tid_of(i)].is_in(S.PrepareCommit, S.PrepareAbort, S.CompleteCommit, S.CompleteAbort)),
-        Not(And(has(i, lambda e: e == tc_e[tid_of(i)] - 1), has(j, lambda e: e == tc_e[tid_of(i)])))))),
+        Not(And(has(i, lambda x: x == below_x(tid_of(i))), has(j, lambda x: x == handed_x(tid_of(i)))))))),
            "Under TV2 the epoch of a Prepare*/Complete* record is the bump of the one below it, made by that epoch's "
            "EndTxn (handed to its requester) or by a fence (handed to nobody): no incarnation holds it while another "
            "holds the epoch below."),
@@ -78,7 +79,7 @@ INVARIANTS = (
            "that client's EndTxn(COMMIT) (only the holder of an epoch ends a transaction with it; a fence aborts)."),
     Always("IND-176", ForAll(Inc, lambda i: Implies(
         And(TV2, n_creq[i], pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), tc_st[tid_of(i)] == S.Ongoing,
-            pc_e[i] == tc_e[tid_of(i)]),
+            pc_x(i) == tc_x(tid_of(i))),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == pc_k[i]))),
            "IND-112 with zombies: under TV2 an EndTxn in flight at the epoch of an Ongoing transaction is for that "
            "transaction (its sender holds the epoch that started it)."),
@@ -90,8 +91,8 @@ INVARIANTS = (
            "so a client not committing never finds such a commit."),
     Always("IND-178", ForAll(Inc, lambda i: ForAll(Inc, lambda j: Implies(
         And(i != j, tid_of(i) == tid_of(j), pc_st[i] == PcState.CRASHED, pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT)), And(
-            Implies(pc_e[j] != -1, pc_e[i] < pc_e[j]),
-            Implies(And(n_cresp[j] == CResp.OK, pc_rq[j] == Rq.INIT), pc_e[i] < n_cresp_e[j]))))),
+            Implies(pc_e[j] != -1, pc_x(i) < pc_x(j)),
+            Implies(And(n_cresp[j] == CResp.OK, pc_rq[j] == Rq.INIT), pc_x(i) < cresp_x(j)))))),
            "IND-117 with zombies: a crashed client whose EndTxn is still outstanding holds an epoch below any other "
            "incarnation's (a restart follows the crash, and its InitProducerId bumps past it)."),
     Always("IND-179", ForAll(Inc, lambda i: Implies(n_cresp[i] != CResp.OK, n_cresp_e[i] == -1)),
@@ -99,14 +100,14 @@ INVARIANTS = (
            "and a consumed or dropped answer leaves none behind."),
     Always("IND-180", ForAll(Inc, lambda i: Implies(
         And(TV2, n_cresp[i] == CResp.OK, n_cresp_e[i] != -1), And(
-            Not(And(tc_st[tid_of(i)] == S.Ongoing, tc_e[tid_of(i)] == n_cresp_e[i])),
+            Not(And(tc_st[tid_of(i)] == S.Ongoing, tc_x(tid_of(i)) == cresp_x(i))),
             Not(And(tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit),
-                    tc_e[tid_of(i)] == n_cresp_e[i] + 1))))),
+                    tc_x(tid_of(i)) == cresp_x(i) + 1))))),
            "Under TV2 an epoch handed in an answer the client has not consumed yet has started no transaction and "
            "committed none: only its holder writes or ends a transaction with it."),
     # -- consume-transform-produce: IND-156..IND-160, IND-164 without NO_ZOMBIES -------------------------
     Always("IND-187", ForAll(Inc, lambda i: Implies(
-        And(TV2, n_cresp[i] == CResp.OK, n_cresp_e[i] != -1, n_cresp_e[i] == tc_e[tid_of(i)]), And(
+        And(TV2, n_cresp[i] == CResp.OK, n_cresp_e[i] != -1, cresp_x(i) == handed_x(tid_of(i))), And(
             Implies(pc_rq[i] == Rq.INIT, tc_st[tid_of(i)] == S.Empty),
             Implies(pc_rq[i] == Rq.COMMIT, tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)),
             Implies(pc_rq[i] == Rq.ABORT, tc_st[tid_of(i)].is_in(S.PrepareAbort, S.CompleteAbort))))),
