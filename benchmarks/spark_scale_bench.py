@@ -24,10 +24,11 @@ import sys
 import time
 
 from txncheck.checker.spark import cluster
+from txncheck.spec.request import ModelRequest
+
 
 def always_and_sometimes(spec: str, config: str, overrides: dict) -> list[str]:
     """The properties judged during the search alone (no stored edges): those that apply to this configuration."""
-    from txncheck.spec.request import ModelRequest
     model = ModelRequest.of(spec, config, overrides, None).ground()
     return [p.name for p in model.properties if p.kind in ("always", "sometimes")]
 

@@ -17,7 +17,7 @@ from ..domains import (CTP, MULTI, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind,
 from ..properties import data
 from .pids import FIRST_OF_SECOND, cresp_x, pc_x
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
-                     log_src, n_cresp, n_cresp_e, n_cresp_rot, n_oab, pc_b, pc_e, pc_rot, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
+                     log_src, n_cresp, n_cresp_rot, n_oab, pc_b, pc_e, pc_rot, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
 from .base import IN_TXN, data_of, each_batch, each_slot, each_tid, slot_of
 

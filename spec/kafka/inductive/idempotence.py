@@ -6,7 +6,7 @@ from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, is_op, pid_of, tid_of, writes_to, TxnState as S)
-from .pids import b_pid, b_x, cresp_x, durable_x, owner, pc_x, pend_x, pl_x
+from .pids import b_pid, b_x, cresp_x, durable_x, handed_pend_x, owner, pc_x, pl_x
 from ..state import (b_e, b_rot, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mk_rot, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_open, pl_seq, pl_vb, pl_vst, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
@@ -165,7 +165,7 @@ INVARIANTS += (
             Implies(pc_e[j] != -1, older_than(i, pc_x(j))),
             Implies(n_cresp_e[j] != -1, older_than(i, cresp_x(j))),
             Implies(And(tc_pend[tid_of(j)] == Pend.Empty, tc_pend_cli[tid_of(j)] == j),
-                    older_than(i, pend_x(tid_of(j)))))))),
+                    older_than(i, handed_pend_x(tid_of(j)))))))),
            "Without zombies, a later incarnation of a transactional id holds (or is being handed, or logging) an epoch above "
            "the ones an earlier (crashed) incarnation wrote batches with or still has a transactional request "
            "in flight with: its InitProducerId bumped past them."),

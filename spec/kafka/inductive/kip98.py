@@ -14,9 +14,9 @@ from ..domains import (BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, P
                        Tid, Txn, Ver, in_use, tid_of, TxnState as S)
 from ..state import (b_e, b_s, g_ci, g_ck, g_dec, g_pk, log_inc, log_k, log_kind, log_out, log_pid, log_ret, n_creq,
                      n_cresp, n_cresp_e, n_pres, n_prod, pc_add, pc_b, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st, pl_e,
-                     pl_first, pl_open, pl_seq, pl_vb, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_rot,
+                     pl_first, pl_open, pl_seq, pl_vb, tc_e, tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e,
                      tc_st, tl_e, tl_parts, tl_st)
-from .pids import durable_x, pc_x
+from .pids import durable_x, init_epoch, pc_x
 from .base import (IN_TXN, NO_DUPLICATES, NO_EXPIRY, NO_ZOMBIES, PREPARE, decided, each_batch, each_tid,
                    each_tid_part, pending_for)
 from .idempotence import dominated, held
@@ -107,7 +107,7 @@ INVARIANTS = (
                 pc_k[i] == 0, ForAll(Part, lambda q: And(Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
         each_tid(lambda t: Implies(
             And(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, pc_rq[tc_pend_cli[t]] == Rq.INIT),
-            And(tc_e[t] == tl_e[t], tc_pend_e[t] == If(tc_pend_rot[t], 0, tc_e[t] + 1)))))),
+            And(tc_e[t] == tl_e[t], tc_pend_e[t] == init_epoch(t)))))),
            "Without consume-transform-produce (whose offsets partition is added by AddOffsetsToTxn, not by a "
            "batch), a client's outstanding request (even one that crashed since) matches its script: a batch to a "
            "data partition means it was added, EndTxn and InitProducerId wait for every batch, EndTxn is sent "

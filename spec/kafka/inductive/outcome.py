@@ -5,11 +5,11 @@ from txncheck.spec.model import Always
 
 from ..domains import (BatchSt, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, pid_of, tid_of, TxnState as S)
-from .pids import b_pid, b_x, cresp_x, durable_x, handed_x, mk_x, owner, pc_x, tc_x
+from .pids import b_pid, b_x, cresp_x, durable_x, handed_x, init_epoch, mk_x, owner, pc_x, tc_x
 from ..state import (hw, b_e, g_ack, g_ci, g_ck, g_dec, g_pk, log_e, log_inc, log_k, log_kind, log_pid, n_creq,
                      n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mk_rot, n_mkd, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_e,
-                     tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_pend_rot, tc_rot, tc_st, tl_e, tl_parts,
+                     tc_mk, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_rot, tc_st, tl_e, tl_parts,
                      tl_st)
 from .base import (NO_EXPIRY, NO_ZOMBIES, PREPARE, SETTLED, each_batch, each_marker, each_tid, each_tid_part,
                    slot_of)
@@ -156,7 +156,7 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-104", each_tid(lambda t: Implies(And(TV2, tc_pend[t] == Pend.Empty),
-                                               And(tc_e[t] == tl_e[t], tc_pend_e[t] == If(tc_pend_rot[t], 0, tc_e[t] + 1)))),
+                                               And(tc_e[t] == tl_e[t], tc_pend_e[t] == init_epoch(t)))),
            "Under TV2 a pending InitProducerId always bumps the durable epoch (no KIP-360 same-epoch retry)."),
 )
 INVARIANTS += (

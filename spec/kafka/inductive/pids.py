@@ -9,13 +9,13 @@ flag is False (IND-230), so the extended epoch is the epoch and the invariants r
 
 A client never holds maxe (`domains.exhausted`): the EndTxn that exhausts the epoch prepares at maxe under the old
 pid and hands the client (new pid, 0). So a bump seen by a client goes from maxe - 1 to maxe + 1 in extended
-epochs (`bumped`), not to the next number.
+epochs (`handed_x`, `handed_pend_x`, `below_x`), not to the next number.
 """
 from txncheck.spec.expr import And, Config, If, Or
 
-from ..domains import ROTATION, Pend, pid_of, tid_of
+from ..domains import ROTATION, pid_of, tid_of
 from ..state import (b_e, b_rot, n_cresp_e, n_cresp_rot, n_mk_e, n_mk_rot, pc_e, pc_rot, pl_e, tc_e, tc_next,
-                     tc_pend, tc_pend_e, tc_pend_rot, tc_rot, tl_e)
+                     tc_pend_e, tc_pend_rot, tc_rot, tl_e)
 
 MAXE = Config("maxe")
 FIRST_OF_SECOND = MAXE + 1  # the extended epoch of the second pid's epoch 0
@@ -78,10 +78,10 @@ def mk_x(t, p, c):
     return xe(n_mk_rot[t][p][c], n_mk_e[t][p][c])
 
 
-def pend_x(t):
-    """The epoch of the coordinator's pending transition, of the current pid; of the second pid's 0 when it rotates
-    at once (an InitProducerId's Empty). A rotating Prepare* is at the current pid's maxe."""
-    return If(And(tc_pend_rot[t], tc_pend[t] == Pend.Empty), FIRST_OF_SECOND, xe(tc_rot[t], tc_pend_e[t]))
+def init_epoch(t):
+    """The epoch a pending InitProducerId (Empty) logs: one above the cached one, or the second pid's 0 when it
+    rotates."""
+    return If(tc_pend_rot[t], 0, tc_e[t] + 1)
 
 
 def handed_pend_x(t):

@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import TV2, CResp, Inc, Outcome, Part, PcState, Pend, Rq, Txn, tid_of, TxnState as S
-from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_e, tc_pend, tc_pend_e,
+from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_e, tc_pend,
                      tc_st)
 from .base import pending_for
 from .pids import b_x, below_x, cresp_x, handed_pend_x, handed_x, pc_x, tc_x
