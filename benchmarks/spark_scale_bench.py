@@ -24,6 +24,7 @@ import sys
 import time
 
 from txncheck.checker.spark import cluster
+from txncheck.spec.errors import TxncheckError
 from txncheck.spec.request import ModelRequest
 
 
@@ -99,9 +100,14 @@ def main() -> int:
     ap.add_argument("--skip-vector", action="store_true", help="reuse DIR/vector from an earlier run")
     ap.add_argument("extra", nargs="*", help="after --: more arguments for both check commands")
     a = ap.parse_args()
+    if any("=" not in kv for kv in a.set):
+        ap.error("--set takes KEY=VALUE, e.g. --set delays=1")
+    try:
+        props = a.property or always_and_sometimes(a.spec, a.config, dict(kv.split("=", 1) for kv in a.set))
+    except TxncheckError as e:
+        ap.error(str(e))
     wd = os.path.abspath(a.workdir)
     os.makedirs(wd, exist_ok=True)
-    props = a.property or always_and_sometimes(a.spec, a.config, dict(kv.split("=", 1) for kv in a.set))
     base = txncheck() + ["check", a.spec, "--config", a.config, "--continue", "--json"]
     for kv in a.set:
         base += ["--set", kv]
