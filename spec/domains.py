@@ -68,6 +68,11 @@ class Domain:
                 return v
         raise ValueError(f"{text!r} is not a value of domain {self.name}")
 
+    def in_use(self, value: int, env: Mapping[str, object]) -> bool:
+        """Whether member `value` of an index domain is used under this configuration (a domain sized at a fixed
+        maximum has members beyond the configured size, whose cells keep their initial value)."""
+        return True
+
     @property
     def is_bool(self) -> bool:
         return False
@@ -111,10 +116,16 @@ class EnumDomain(Domain):
 
 @dataclass(frozen=True, eq=False)
 class IntRange(Domain):
-    """Integers lo..hi inclusive; either bound may be a configuration constant's name."""
+    """Integers lo..hi inclusive; either bound may be a configuration constant's name. `used_hi` (a constant's
+    name) marks a copy with a fixed `hi`, for an array var a row updates for every member: members above `used_hi`
+    are unused under the configuration and keep their initial value."""
 
     lo: Size = 0
     hi: Size = 0
+    used_hi: Size | None = None
+
+    def in_use(self, value, env):
+        return self.used_hi is None or value <= resolve_int(self.used_hi, env, self.name)
 
     def values(self, env: Mapping[str, object]) -> range:
         lo = resolve_int(self.lo, env, self.name)
@@ -145,12 +156,17 @@ class IdSet(Domain):
 
     `widest` marks a copy sized at the largest size the configuration allows (a fixed number), for an array
     var that a row updates for every member with a loop written out in the spec: it is the same ids as the
-    configured set, and its members beyond the configured size keep their initial value."""
+    configured set, and its members beyond the configured size (`used`, a constant's name) keep their initial
+    value."""
 
     size: Size = 1
     prefix: str = ""
     none: str = ""
     widest: bool = False
+    used: Size | None = None
+
+    def in_use(self, value, env):
+        return self.used is None or value < resolve_int(self.used, env, self.name)
 
     def values(self, env: Mapping[str, object]) -> range:
         n = resolve_int(self.size, env, self.name)
@@ -214,7 +230,7 @@ def same_ids(a: Domain, b: Domain) -> bool:
         return True
     if isinstance(a, IdSet) and isinstance(b, IdSet):  # with or without a `none` value, or widest: the same ids;
         # the label prefix is only how a value is shown
-        skip = {"none", "size", "widest", "prefix"} if a.widest or b.widest else {"none", "prefix"}
+        skip = {"none", "size", "widest", "used", "prefix"} if a.widest or b.widest else {"none", "prefix"}
         return ({k: v for k, v in a.__dict__.items() if k not in skip}
                 == {k: v for k, v in b.__dict__.items() if k not in skip})
     return type(a) is type(b) and a.__dict__ == b.__dict__

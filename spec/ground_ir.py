@@ -107,4 +107,9 @@ class GroundModel:
 
     def render_state(self, state) -> dict:
         from .state_text import render_state  # states by name are built on the layout, not the IR
-        return render_state(self.layout, self.env, state)
+        return render_state(self.layout, self.env, state, self.init)
+
+    def parse_state(self, rendered) -> tuple[int, ...]:
+        """The inverse of `render_state` (SpecError where the rendered state does not fit the layout)."""
+        from .state_text import parse_state
+        return parse_state(self.layout, self.env, rendered, self.init)

@@ -10,8 +10,15 @@ from .errors import SpecError
 from .layout import Layout
 
 
-def render_state(layout: Layout, env, state) -> dict:
-    """The state by named var: scalars as labels, arrays as nested dicts keyed by index labels."""
+def _unused(v, combo, env) -> bool:
+    """The cell at index `combo` of `v` is beyond the configured size of one of its index domains."""
+    return not all(d.in_use(i, env) for d, i in zip(v.index, combo))
+
+
+def render_state(layout: Layout, env, state, init=None) -> dict:
+    """The state by named var: scalars as labels, arrays as nested dicts keyed by index labels. Given the initial
+    state `init`, a cell beyond the configured size of an index domain (Domain.in_use) is left out while it holds
+    its initial value, as every such cell does: a reader sees the cells the configuration has."""
     out: dict = {}
     for vl in layout.vars:
         v = vl.var
@@ -22,6 +29,8 @@ def render_state(layout: Layout, env, state) -> dict:
         idx_vals = [d.values(env) for d in v.index]
         nested: dict = {}
         for k, combo in enumerate(itertools.product(*idx_vals)):
+            if init is not None and vals[k] == init[vl.offset + k] and _unused(v, combo, env):
+                continue
             node = nested
             for d, i in zip(v.index[:-1], combo[:-1]):
                 node = node.setdefault(str(d.label(i, env)), {})
@@ -30,9 +39,10 @@ def render_state(layout: Layout, env, state) -> dict:
     return out
 
 
-def parse_state(layout: Layout, env, rendered: dict) -> tuple[int, ...]:
-    """The inverse of `render_state`: a state by named var back to cell values. Raises SpecError
-    naming the first var or label that does not fit the layout."""
+def parse_state(layout: Layout, env, rendered: dict, init=None) -> tuple[int, ...]:
+    """The inverse of `render_state`: a state by named var back to cell values (given `init`, a cell beyond the
+    configured size that the state leaves out holds its initial value). Raises SpecError naming the first var or
+    label that does not fit the layout."""
     if not isinstance(rendered, dict):
         raise SpecError(f"a state is an object by var name, not {type(rendered).__name__}")
     cells: list[int] = []
@@ -52,14 +62,17 @@ def parse_state(layout: Layout, env, rendered: dict) -> tuple[int, ...]:
             cells.append(value(rendered[v.name], v.name))
             continue
         idx_vals = [d.values(env) for d in v.index]
-        for combo in itertools.product(*idx_vals):
+        for k, combo in enumerate(itertools.product(*idx_vals)):
             node, where = rendered[v.name], v.name
             for d, i in zip(v.index, combo):
                 key = str(d.label(i, env))
                 if not isinstance(node, dict) or key not in node:
+                    if init is not None and _unused(v, combo, env):
+                        node = None
+                        break
                     raise SpecError(f"the state has no {where}[{key}]")
                 node, where = node[key], f"{where}[{key}]"
-            cells.append(value(node, where))
+            cells.append(init[vl.offset + k] if node is None else value(node, where))
     return tuple(cells)
 
 

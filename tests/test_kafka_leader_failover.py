@@ -82,7 +82,7 @@ def test_a_held_batch_is_answered_retriable():
     """A batch held for verification when the leader changes gets NOT_LEADER_OR_FOLLOWER (PL-09) and is resent."""
     # no coordinator failover (tc_ce 0): a failover also answers a pending implicit add RETRY (FLT-03), an
     # equally short witness that is not this story
-    lost_guard = Sometimes("GuardLost", And(env_lf == 1, pl_vb[0][0][1] == Ver.RETRY, tc_ce[0] == 0),
+    lost_guard = Sometimes("GuardLost", And(env_lf == 1, pl_vb[0][0][1][1] == Ver.RETRY, tc_ce[0] == 0),
                            "a verified batch lost its guard to a leader change")
     spec = dataclasses.replace(SPEC, properties=SPEC.properties + (lost_guard,))
     r = check_spec(spec, "tiny", dict(ONE, delays=0, timeouts=0), engine="vector",

@@ -42,7 +42,7 @@ def test_the_late_copy_rolls_the_pending_offset_back_inside_the_ongoing_transact
     second call was answered, yet pending[g][pid] holds the first call's offset."""
     def rolled_back(i):
         k = pc_k[i]
-        return And(pc_st[i] == PcState.IN_TRANSACTION, pc_oc[i] == 2, pc_b[i][OP] == BatchSt.ACKED,
+        return And(pc_st[i] == PcState.IN_TRANSACTION, pc_oc[i] == 2, pc_b[i][OP][1] == BatchSt.ACKED,
                    tl_st[tid_of(i)] == S.Ongoing, gc_pend[tid_of(i)] == b_src[i][k])
     prop = Sometimes("RolledBack", Exists(Inc, rolled_back), "the pending offset went back to the first call's "
                      "while the transaction is Ongoing")

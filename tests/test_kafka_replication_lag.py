@@ -45,12 +45,12 @@ def test_lag_without_leader_change_passes_and_waits_for_the_hw():
 
 def _truncated_first_batch():
     """The leader change cut the first batch (log end 0) while its Produce waited for the HW at the old leader."""
-    return Sometimes("FirstBatchTruncated", And(env_lf == 1, pl_end[0] == 0, n_pw[0][0][1] != 0, pl_le[0] == 1),
+    return Sometimes("FirstBatchTruncated", And(env_lf == 1, pl_end[0] == 0, n_pw[0][0][1][1] != 0, pl_le[0] == 1),
                      "a leader change truncated an unacknowledged batch waiting for the HW")
 
 
 def _acked_after_truncation():
-    return Sometimes("AckedAfterTruncation", And(env_lf == 1, g_ack[0][0][1], pl_end[0] >= 1),
+    return Sometimes("AckedAfterTruncation", And(env_lf == 1, g_ack[0][0][1][1], pl_end[0] >= 1),
                      "the batch is acknowledged after the leader change")
 
 

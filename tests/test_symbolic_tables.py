@@ -211,7 +211,7 @@ def _kafka():
     return SPEC
 
 
-@pytest.mark.parametrize("config", ["tiny", "eos", "ci", "nightly"])
+@pytest.mark.parametrize("config", ["tiny", "eos", "ci", "nightly", "inflight"])
 def test_kafka_baseline_tables_are_clean(config):
     """Every shipped config, the consumer side's (`ctp=1`) included."""
     spec = _kafka()

@@ -92,7 +92,6 @@ def make_base_traces(root: str) -> list[str]:
 def v1_document(path: str) -> dict:
     """The trace file at `path` as `txncheck.trace/1` wrote it: every step with its full state, and
     `values` every cell the property reads."""
-    from txncheck.spec.state_text import parse_state
     from txncheck.traces.build import read_values
     from txncheck.traces.replay import model_for
     from txncheck.traces.schema import load
@@ -101,7 +100,7 @@ def v1_document(path: str) -> dict:
     d["schema"] = "txncheck.trace/1"
     d["steps"] = [{**step, "state": s.state, "changed": step["changed"]} for step, s in zip(d["steps"], t.steps)]
     m = model_for(t)
-    last = parse_state(m.layout, m.env, t.steps[-1].state)
+    last = m.parse_state(t.steps[-1].state)
     d["values"] = read_values(m, t.property["name"], last) if t.kind != "deadlock" else {}
     return d
 
@@ -456,9 +455,9 @@ def true_trace(doc: dict, base_doc: dict) -> bool:
 
 def _walk(m, doc: dict):
     from txncheck.spec.evaluate import evaluate, successor
-    from txncheck.spec.state_text import parse_state, value_label
+    from txncheck.spec.state_text import value_label
     lay = m.layout
-    s = parse_state(lay, m.env, doc["steps"][0]["state"]) if doc["kind"] == "cti" else tuple(m.init)
+    s = m.parse_state(doc["steps"][0]["state"]) if doc["kind"] == "cti" else tuple(m.init)
     for step in doc["steps"][1:]:
         a = next((a for a in m.actions if a.label == step["label"]), None)
         if a is None or not evaluate(a.guard, s):

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import cells_read, evaluate, explain
 from txncheck.spec.ground_ir import GCell, GConst, GDyn, GOp, GTable
-from txncheck.spec.state_text import parse_state
 from txncheck.traces.build import states_along
 from txncheck.traces.render import render_trace_text
 from txncheck.traces.replay import model_for, replay
@@ -176,7 +175,7 @@ def test_a_traces_values_decide_its_property_whatever_the_other_cells_hold(runs)
         t = load(path)
         m = model_for(t)
         p = next(q for q in m.properties if q.name == t.property["name"])
-        last = parse_state(m.layout, m.env, t.steps[-1].state)
+        last = m.parse_state(t.steps[-1].state)
         fixed = {m.layout.cell_names.index(c) for c in t.values}
         want = t.kind == "witness"
         assert t.values and _decided(m, p, last) is want

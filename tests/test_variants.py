@@ -24,7 +24,7 @@ LONG = (("kafka", "D4-no-sequence-check"), ("kafka", "D6-ack-before-hw"), ("kafk
         ("kafka", "B9-bump-on-failed-fence"), ("kafka", "D1-no-epoch-bump-on-init"), ("kafka", "D2-markers-before-prepare"),
         ("kafka", "B10-no-marker-cepoch-check"), ("kafka", "D5-lso-is-hw"), ("kafka", "B3-produce-after-marker"),
         ("kafka", "R1-verify-ignores-pid"), ("kafka", "R2-markers-to-next-pid"),  # R1 83 s, R2 65 s (2026-11-27)
-        ("kafka", "M2-no-rewind-after-abort"),
+        ("kafka", "M2-no-rewind-after-abort"), ("kafka", "D7-reordered-in-flight"),
         # 10-14 s each; their vector searches stay in make test (test_kafka_variants.py)
         ("kafka", "B12-lso-ahead"), ("kafka", "B7-tid-per-worker"), ("kafka", "B1b-late-produce-verify"),
         ("kafka", "B1-late-produce"))  # 14 s; its vector search stays in make test (test_kafka_variants.py)

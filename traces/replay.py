@@ -24,7 +24,6 @@ from txncheck.spec.errors import ConfigError, EvaluationError, SpecError, Txnche
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.request import ModelRequest
-from txncheck.spec.state_text import parse_state
 
 from .build import (DEADLOCK_EXPLANATION, build_cti_trace, build_trace, cti_explanation, lasso_explanation,
                     read_values, unrecoverable_explanation)
@@ -331,12 +330,12 @@ def replay(trace: Trace, variant: str | None = "__trace__", search_limit: int = 
 
     if trace.kind == "cti":  # a counterexample to induction starts in the solver's state, not the initial one
         try:
-            s = parse_state(model.layout, model.env, trace.steps[0].state)
+            s = model.parse_state(trace.steps[0].state)
         except SpecError as err:
             return fail(0, f"step 0 is not a state of this model: {err}", "steps[0].state", 0)
     elif len(model.initial_states) > 1:  # the spec has several: step 0 must be one of them
         try:
-            s = parse_state(model.layout, model.env, trace.steps[0].state)
+            s = model.parse_state(trace.steps[0].state)
         except SpecError as err:
             return fail(0, f"step 0 is not a state of this model: {err}", "steps[0].state", 0)
         if s not in set(model.initial_states):

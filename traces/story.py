@@ -17,7 +17,7 @@ from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.grounder import Grounder
 from txncheck.spec.ground_ir import GroundAction, GroundModel
 from txncheck.spec.sequence import At, Channel
-from txncheck.spec.state_text import parse_state, value_label
+from txncheck.spec.state_text import value_label
 
 from .schema import Trace, TraceError
 
@@ -95,7 +95,7 @@ def walk(model: GroundModel, trace: Trace) -> tuple[list[GroundAction], list[tup
     induction; the initial state otherwise). Raises TraceError where a step is no action of the
     model or is not enabled (`txncheck replay` says more)."""
     if trace.kind == "cti" or len(model.initial_states) > 1:  # which initial state: the one step 0 writes
-        s = parse_state(model.layout, model.env, trace.steps[0].state)
+        s = model.parse_state(trace.steps[0].state)
     else:
         s = tuple(model.init)
     actions, states = [], [s]

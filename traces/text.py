@@ -110,7 +110,8 @@ def var_groups(spec: Spec) -> tuple[VarGroup, ...]:
     members: dict[str, list[str]] = {}
     for v in spec.vars:
         members.setdefault(title(v), []).append(v.name)
-    # a prefix is abbreviated in the group that holds most of its vars (the first such group on a tie)
+    # a prefix is abbreviated in the group that holds most of its vars, a protocol group before the ghost history
+    # (the first such group on a tie)
     order = list(members)
     owner = {}
     counts: dict[str, Counter] = {}
@@ -119,7 +120,7 @@ def var_groups(spec: Spec) -> tuple[VarGroup, ...]:
             if _prefix(n):
                 counts.setdefault(_prefix(n), Counter())[g] += 1
     for pre, c in counts.items():
-        owner[pre] = max(c, key=lambda g: (c[g], -order.index(g)))
+        owner[pre] = max(c, key=lambda g: (g != GHOST, c[g], -order.index(g)))
     groups = []
     for g, names in members.items():
         legend: list[str] = []

@@ -16,7 +16,7 @@ from txncheck.spec.expr import TRUE, And, Config, Exists, If, Not
 from txncheck.spec.sequence import At, Channel, Field, Lane
 
 from .domains import MAXT, OP, ROTATION, pid_of, CResp, Inc, KIP98, Part, PcState, Pend, PResp, Result, Rq, Tid, TV2, VERIFY, Ver, is_op, tid_of
-from .params import c, i, k, p, T, t
+from .params import b, c, i, k, p, T, t
 from .state import (b_rot, n_creq_rot, n_cresp_rot, n_late_rot, n_mk_rot, n_mkd_rot, tc_pend_rot, tc_rot, b_e, b_s, call_offset, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_late, n_late_e, n_late_p,
                     n_late_rq, n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab,
                     n_pres, n_prod, pc_rq, pc_rqp, pc_st, pl_vb, tc_pend, tc_pend_e, tc_pend_p)
@@ -75,7 +75,7 @@ _coord_error = If(n_cresp[i] == CResp.OK, CoordError.NONE,
 # (O4, or verification's PRODUCER_FENCED as the leader passes it on), fatal for TxnOffsetCommit. ABORTABLE:
 # INVALID_PRODUCER_EPOCH (P6, or from verification, V2) on a data partition or ILLEGAL_GENERATION (O2) on op; with
 # verification also INVALID_TXN_STATE (P4, the guard cleared by a marker) and under (b) TRANSACTION_ABORTABLE (V5).
-_pres = n_pres[i][p][k]
+_pres = n_pres[i][p][k][b]
 _abortable = If(is_op(p),
                 If(KIP98, ProduceError.ILLEGAL_GENERATION,
                    If(VERIFY, ProduceError.lit("ILLEGAL_GENERATION/TRANSACTION_ABORTABLE/INVALID_TXN_STATE"),
@@ -145,13 +145,13 @@ CHANNELS = (
                     pid_field(T, n_cresp_rot[i], n_cresp_e[i] != -1),
                     Field("epoch", n_cresp_e[i], when=n_cresp_e[i] != -1)),
             doc="the coordinator's answer; the transaction log's rows answer once the append is durable"),
-    Channel("Produce", (i, p, k), n_prod[i][p][k], sender=PRODUCER, receiver=PARTITION,
+    Channel("Produce", (i, p, k, b), n_prod[i][p][k][b], sender=PRODUCER, receiver=PARTITION,
             names=((is_op(p), "TxnOffsetCommit"),),
-            fields=(pid_field(T, b_rot[i][p][k]), Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k], when=Not(is_op(p))),
+            fields=(pid_field(T, b_rot[i][p][k]), Field("epoch", b_e[i][p][k]), Field("seq", b_s[i][p][k][b], when=Not(is_op(p))),
                     Field("offset", call_offset(i, k), when=is_op(p))),
-            doc="batch k of incarnation i to p, one cell per batch (a retry is a second copy); on "
+            doc="batch b of transaction k of incarnation i to p, one cell per batch (a retry is a second copy); on "
                 "__consumer_offsets the TxnOffsetCommit of sendOffsetsToTransaction"),
-    Channel("Produce response", (i, p, k), n_pres[i][p][k] != PResp.NONE, sender=PARTITION, receiver=PRODUCER,
+    Channel("Produce response", (i, p, k, b), n_pres[i][p][k][b] != PResp.NONE, sender=PARTITION, receiver=PRODUCER,
             names=((is_op(p), "TxnOffsetCommit response"),),
             fields=(Field("error", _produce_error, domain=ProduceError),),
             doc="the leader's answer (a verification failure is passed on as the leader's answer)"),
@@ -181,14 +181,14 @@ CHANNELS = (
                     Field("partition", tc_pend_p[t], when=tc_pend[t] == Pend.Ongoing),
                     pid_field(t, True, tc_pend_rot[t], "next pid")),
             doc="the pending transition (pendingState) on its way to __transaction_state (§2.1 mechanics 2)"),
-    Channel("verification", (i, p, k), pl_vb[p][i][k] == Ver.PENDING, sender=PARTITION, receiver=COORDINATOR,
+    Channel("verification", (i, p, k, b), pl_vb[p][i][k][b] == Ver.PENDING, sender=PARTITION, receiver=COORDINATOR,
             names=((VERIFY, "AddPartitionsToTxn VerifyOnly"), (TV2, "AddPartitionsToTxn")),
             fields=(pid_field(T, b_rot[i][p][k]), Field("epoch", b_e[i][p][k])),
             doc="the leader asks the coordinator about a batch it holds (§3.11): v4 VerifyOnly under "
                 "protocol (b), the v5 implicit add under TV2"),
-    Channel("verification response", (i, p, k), pl_vb[p][i][k].is_in(Ver.OK, Ver.RETRY), sender=COORDINATOR,
+    Channel("verification response", (i, p, k, b), pl_vb[p][i][k][b].is_in(Ver.OK, Ver.RETRY), sender=COORDINATOR,
             receiver=PARTITION, names=((TRUE, "AddPartitionsToTxn response"),),
-            fields=(Field("error", If(pl_vb[p][i][k] == Ver.OK, VerifyError.NONE,
+            fields=(Field("error", If(pl_vb[p][i][k][b] == Ver.OK, VerifyError.NONE,
                                       VerifyError.NOT_COORDINATOR), domain=VerifyError),),
             doc="NONE lets the held batch be appended; the other answers are passed straight on to the "
                 "producer as its Produce response (the model's one step for the leader's hop)"),

@@ -34,7 +34,7 @@ from .domains import (ROTATION, tid_used, MAXP, Inc, Outcome, Part, PcState, Pen
                       TxnState as S, TV2, VERIFY, Ver, invalid_epoch, tid_of)
 from .handlers import (A, ISE, busy, NEVER_CACHED, NEVER_CACHED_LABELS, PREPARE, assertions, cur, fence_updates, handlers,
                        illegal_state, no_pend, pending)
-from .params import c, i, k, p, T, t
+from .params import b, c, i, k, p, T, t
 from .requests import LATE, LIVE
 from .state import (pc_st, b_e, env_to, g_ci, g_ck, n_cresp, n_cresp_e, n_cresp_rot, n_pres, pc_e, pl_vb, pl_vst, tc_ce,
                     tc_e, tc_last, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_last,
@@ -44,14 +44,14 @@ from .txnlog import clear_pend, decide, implicit_add_done, markers
 
 # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
 e_b = b_e[i][p][k]
-held = (pl_vb[p][i][k] == Ver.PENDING,)
+held = (pl_vb[p][i][k][b] == Ver.PENDING,)
 pid_b = b_rot[i][p][k] == tc_rot[T]  # the batch's producer id is the coordinator's (else §3.14 mapping error)
 # TV2's add checks `busy` first (CONCURRENT_TRANSACTIONS, KAFKA-18660), then the pid and the epoch
 
 
 def to_leader(code):
     """The leader passes the coordinator's error on as the batch's Produce response; the batch is no longer held."""
-    return (n_pres[i][p][k].set(code), pl_vb[p][i][k].set(Ver.NONE), pl_vst[p][i][k].set(False))
+    return (n_pres[i][p][k][b].set(code), pl_vb[p][i][k][b].set(Ver.NONE), pl_vst[p][i][k][b].set(False))
 
 
 
@@ -150,41 +150,41 @@ ROWS = (
     # -- partition verification (§3.11) and TV2 implicit add, answered to a partition leader --------
     # A rejection is passed on by the leader as its Produce response in the same step: the rows that
     # write it send it from the partition (sends_from).
-    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION, guard=(VERIFY, *held, pid_b, e_b != tc_e[T]),
+    Row("TC-60", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k, b), sends_from=PARTITION, guard=(VERIFY, *held, pid_b, e_b != tc_e[T]),
         updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V2 (PRODUCER_FENCED, passed on as INVALID_PRODUCER_EPOCH); "
             "TransactionCoordinator.handleVerifyPartitionsInTransaction, AddPartitionsToTxnManager"),
-    Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
+    Row("TC-61", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k, b), sends_from=PARTITION,
         guard=(VERIFY, *held, pid_b, e_b == tc_e[T], tc_st[T].is_in(*PREPARE)),
         updates=to_leader(PResp.RETRY),
         ref="kafka-protocol §3.11 V3, §3.5 P3 (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retriable)"),
-    Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k),
+    Row("TC-62", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k, b),
         guard=(VERIFY, *held, pid_b, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), tc_parts[T][p]),
-        updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
-    Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k), sends_from=PARTITION,
+        updates=(pl_vb[p][i][k][b].set(Ver.OK),), ref="kafka-protocol §3.11 V4 (NONE: guard set, append may proceed)"),
+    Row("TC-63", A, "AddPartitionsToTxn v4 VerifyOnly", params=(i, p, k, b), sends_from=PARTITION,
         guard=(VERIFY, *held, pid_b, e_b == tc_e[T], Not(tc_st[T].is_in(*PREPARE)), Not(tc_parts[T][p])),
         updates=(*to_leader(PResp.ABORTABLE), w_vrej.set(True)),
         ref="kafka-protocol §3.11 V5, §3.5 P3 (TRANSACTION_ABORTABLE)"),
-    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION, guard=(TV2, *held, Not(busy), pid_b, e_b != tc_e[T]),
+    Row("TC-64", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k, b), sends_from=PARTITION, guard=(TV2, *held, Not(busy), pid_b, e_b != tc_e[T]),
         updates=(*to_leader(invalid_epoch(p)), w_vrej.set(True)),
         ref="kafka-protocol §3.11 TV2 implicit add handled as §3.2 A2 (PRODUCER_FENCED, passed on as "
             "INVALID_PRODUCER_EPOCH); AddPartitionsToTxnManager"),
-    Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,
+    Row("TC-65", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k, b), sends_from=PARTITION,
         guard=(TV2, *held, busy),
         updates=to_leader(PResp.RETRY),
         ref="kafka-protocol §3.11 as §3.2 A3 (retriable at the client), checked before the pid and the epoch "
             "(KAFKA-18660: a client that took the new (pid, e) from EndTxn is not fenced while the markers of its "
             "previous transaction are written)"),
-    Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+    Row("TC-66", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k, b),
         guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T] == S.Ongoing, tc_parts[T][p]),
-        updates=(pl_vb[p][i][k].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
-    Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+        updates=(pl_vb[p][i][k][b].set(Ver.OK),), ref="kafka-protocol §3.11 as §3.2 A4"),
+    Row("TC-67", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k, b),
         guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T].is_in(S.Empty, S.Ongoing, S.CompleteCommit, S.CompleteAbort),
                Not(And(tc_st[T] == S.Ongoing, tc_parts[T][p]))),
-        updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_vb[p][i][k].set(Ver.ADDING),
+        updates=(*pending(Pend.Ongoing, cur, tc_last[T], PendBy.LEADER, p), pl_vb[p][i][k][b].set(Ver.ADDING),
                  g_pk[T].set(k)),
         ref="kafka-protocol §3.11 as §3.2 A5 (Empty/Complete* -> Ongoing, TL), KIP-890 part 2"),
-    Row("TC-68", A, "AddPartitionsToTxn v4 VerifyOnly / v5 (implicit add)", params=(i, p, k), sends_from=PARTITION,
+    Row("TC-68", A, "AddPartitionsToTxn v4 VerifyOnly / v5 (implicit add)", params=(i, p, k, b), sends_from=PARTITION,
         guard=(Or(VERIFY, TV2), *held, Not(pid_b), Or(VERIFY, Not(busy))),
         updates=(*to_leader(PResp.FENCED), w_vrej.set(True)),
         ref="kafka-protocol §3.11, §3.14 (INVALID_PRODUCER_ID_MAPPING, passed on unchanged by "
@@ -192,7 +192,7 @@ ROWS = (
             "maybeTransitionToErrorState); TransactionCoordinator.handleVerifyPartitionsInTransaction / "
             "handleAddPartitionsToTransaction"),
     *assertions(LIVE),
-    Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k),
+    Row("TC-97", A, "AddPartitionsToTxn v5 (implicit add)", params=(i, p, k, b),
         guard=(TV2, *held, pid_b, e_b == tc_e[T], no_pend, tc_st[T].is_in(*NEVER_CACHED)),
         updates=illegal_state(),
         ref=f"kafka-protocol §3.11 as §3.2 A5: TransactionMetadata.prepareAddPartitions -> "

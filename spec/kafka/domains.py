@@ -13,6 +13,7 @@ MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
 MAXS = 10  # log slots per partition the tables are written for (config `slots` <= MAXS)
 MAXI = 3  # incarnations the tables are written for where a row updates every batch (config `incs` <= MAXI)
 MAXK = 3  # transactions per incarnation, likewise (config `txns` <= MAXK)
+MAXB = 2  # batches per partition per transaction, likewise (config `batches` <= MAXB)
 
 Protocol = EnumDomain("Protocol", ("kip98", "verify", "tv2"))
 # Client profiles (config `client`, docs/kafka-protocol.md §2.2 "Client profiles"): which client behaviours
@@ -63,8 +64,10 @@ Slot = IdSet("Slot", size=MAXS, prefix="o")            # log offsets
 Txn = IntRange("Txn", 1, "txns")                       # transaction counter k of an incarnation
 # the same, at their fixed maxima: the index domains of a per-batch var that a row updates for every batch of a pid
 # (the cells beyond `incs` / `txns` keep their initial value, so they add no states)
-IncSlot = IdSet("Inc", size=MAXI, prefix="inc", widest=True)
-TxnSlot = IntRange("Txn", 1, MAXK)
+IncSlot = IdSet("Inc", size=MAXI, prefix="inc", widest=True, used="incs")
+TxnSlot = IntRange("Txn", 1, MAXK, used_hi="txns")
+Bat = IntRange("Bat", 1, "batches")                    # batch b of a transaction at a data partition (§2.3)
+BatSlot = IntRange("Bat", 1, MAXB, used_hi="batches")
 TxnCount = IntRange("TxnCount", 0, "txns")
 Epoch = IntRange("Epoch", -1, "maxe")
 Seq = IntRange("Seq", 0, "maxseq")
@@ -99,14 +102,14 @@ def tid_of(i):
     return Min(i, Config("tids") - 1)
 
 
-def batch_used(j, kk):
-    """Batch cell (incarnation j, transaction kk) of a per-batch var exists in this configuration (the vars are
-    indexed up to MAXI, MAXK)."""
-    return And(j < Config("incs"), kk <= Config("txns"))
+def batch_used(j, kk, bb):
+    """Batch cell (incarnation j, transaction kk, batch bb) of a per-batch var exists in this configuration (the
+    vars are indexed up to MAXI, MAXK, MAXB)."""
+    return And(j < Config("incs"), kk <= Config("txns"), bb <= Config("batches"))
 
 
-# every (incarnation, transaction) cell of a per-batch var, for a row that updates or reads them all
-BATCH_CELLS = tuple((j, kk) for j in range(MAXI) for kk in range(1, MAXK + 1))
+# every (incarnation, transaction, batch) cell of a per-batch var, for a row that updates or reads them all
+BATCH_CELLS = tuple((j, kk, bb) for j in range(MAXI) for kk in range(1, MAXK + 1) for bb in range(1, MAXB + 1))
 
 
 # config `pids` (§3.14): 2 lets the tid's producer id rotate once, when its epoch is exhausted (the coordinator's

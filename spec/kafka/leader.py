@@ -33,8 +33,8 @@ from txncheck.spec.model import Row
 from .chart import PARTITION
 from .domains import BATCH_CELLS, MAXS, MAXT, Kind, Offset, Outcome, Ver, lagged, writes_to
 from .params import p as P
-from .state import (env_lf, g_lso_dec, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
-                    log_src, pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_open, pl_seq, pl_vb)
+from .state import (env_lf, g_lso_dec, log_ce, log_e, log_b, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq,
+                    log_src, pl_ce, pl_e, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_low, pl_low_e, pl_open, pl_seq, pl_vb)
 
 END = Param("end", Offset)  # the new leader's log end (FLT-05)
 
@@ -78,7 +78,7 @@ def truncate(p, end):
         ups += [log_kind[p][s].set(If(cut, Kind.EMPTY, log_kind[p][s])), log_pid[p][s].set(If(cut, 0, log_pid[p][s])),
                 log_e[p][s].set(If(cut, -1, log_e[p][s])), log_seq[p][s].set(If(cut, 0, log_seq[p][s])),
                 log_ce[p][s].set(If(cut, -1, log_ce[p][s])), log_inc[p][s].set(If(cut, 0, log_inc[p][s])),
-                log_k[p][s].set(If(cut, 0, log_k[p][s])), log_ret[p][s].set(If(cut, False, log_ret[p][s])),
+                log_k[p][s].set(If(cut, 0, log_k[p][s])), log_b[p][s].set(If(cut, 1, log_b[p][s])), log_ret[p][s].set(If(cut, False, log_ret[p][s])),
                 log_src[p][s].set(If(cut, 0, log_src[p][s])),
                 log_out[p][s].set(If(Or(cut, reopened), Outcome.NONE, log_out[p][s]))]
     return ups
@@ -101,10 +101,11 @@ def rebuild(p, keep_open=True, end=None):
         lso = Min(*[If(is_open, first, hw_) for _, _, _, is_open, first in states])
     ups = []
     for t, (e, seq, ce, is_open, first) in enumerate(states):
+        ups += [pl_low[p][t].set(-1), pl_low_e[p][t].set(-1)]  # the new leader has no VerificationStateEntry
         ups += [pl_e[p][t].set(e), pl_seq[p][t].set(seq), pl_ce[p][t].set(ce), pl_open[p][t].set(is_open),
                 pl_first[p][t].set(first)]
-    ups += [pl_vb[p][j][kk].set(If(pl_vb[p][j][kk] == Ver.OK, Ver.RETRY, pl_vb[p][j][kk]))
-            for j, kk in BATCH_CELLS]
+    ups += [pl_vb[p][j][kk][bb].set(If(pl_vb[p][j][kk][bb] == Ver.OK, Ver.RETRY, pl_vb[p][j][kk][bb]))
+            for j, kk, bb in BATCH_CELLS]
     if cut:
         ups += [*truncate(p, end), pl_end[p].set(end), pl_le[p].set(If(lagged(p), pl_le[p] + 1, pl_le[p]))]
     return (*ups, pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])), env_lf.set(env_lf + 1))
@@ -116,7 +117,7 @@ def may_change_leader(p):
     transaction coordinator (timing restriction, §3.13): the old leader answers the held batch only once the
     coordinator has answered, so the client's retry reaches the new leader after that answer either way."""
     return (writes_to(p), env_lf < Config("leader_failovers"),
-            *[Not(pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.ADDING)) for j, kk in BATCH_CELLS])
+            *[Not(pl_vb[p][j][kk][bb].is_in(Ver.PENDING, Ver.ADDING)) for j, kk, bb in BATCH_CELLS])
 
 
 def new_end_ok(p, end):

@@ -22,27 +22,27 @@ out).
 """
 from typing import NamedTuple
 
-from txncheck.spec.expr import And, Config, ForAll, If, Max, MinOver, Not, Or
+from txncheck.spec.expr import And, Config, ForAll, If, Max, Min, MinOver, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BatSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
-from .params import c, i, k, p, T, t
+from .params import b, c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
 from .state import (n_mw, n_mwe, n_pw, n_pwe, pl_hw, pl_le, b_e, b_s, b_src, call_offset, env_exp, g_bound, g_cereg, g_lso_dec, g_vislost, gc_off, gc_pend,
-                    log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
+                    log_b, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, n_mk, n_mk_e, n_mk_res,
                     n_mkd, n_mkd_c, n_mkd_e, n_mkd_res, n_oab, n_pres, n_prod, pc_st, b_rot, n_mk_rot, n_mkd_rot, tc_rot,
-                    pl_ce, pl_e, pl_end, pl_first, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_mk, tl_e,
+                    pl_ce, pl_e, pl_end, pl_first, pl_low, pl_low_e, pl_lso, pl_open, pl_seq, pl_vb, pl_vst, tc_ce, tc_mk, tl_e,
                     w_dup, w_gen)
 
 A = "partition"
 PAI = "ProducerAppendInfo"
 
 e_b = b_e[i][p][k]
-s_b = b_s[i][p][k]
+s_b = b_s[i][p][k][b]
 def batch_pid(j, part, kk):
-    """The producer id batch (j, part, kk) carries (§3.14: its tid's first or second)."""
+    """The producer id transaction (j, kk)'s batches to part carry (§3.14: its tid's first or second)."""
     return pid_of(tid_of(j), b_rot[j][part][kk])
 
 
@@ -50,10 +50,19 @@ PB = batch_pid(i, p, k)
 stored = pl_e[p][PB]
 last = pl_seq[p][PB]
 at_op = is_op(p)  # TxnOffsetCommit batches carry no sequence: only the epoch is checked (§3.4 O4)
-dup = And(Not(at_op), e_b == stored, s_b <= last)
+# a duplicate matches a batch the entry retains exactly (ProducerStateEntry.findDuplicateBatch): one of the pid's
+# batches in p's log with this epoch and sequence (the entry forgets them when its epoch changes, so e_b == stored)
+dup = And(Not(at_op), e_b == stored, s_b <= last, Or(*[And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == PB,
+                                                           log_e[p][s] == e_b, log_seq[p][s] == s_b)
+                                                       for s in range(MAXS)]))
 fenced = e_b < stored
+MULTI_BATCH = Config("batches") >= 2
+low = pl_low[p][PB]
+# a batch above the lowest sequence the pid's VerificationStateEntry has seen waits for the lower one (KIP-890 part 1:
+# ProducerAppendInfo.checkSequence; kept with `batches` >= 2, where one transaction has several batches at p)
+above_low = And(MULTI_BATCH, low != -1, s_b > low)
 oos = And(Not(at_op), Or(And(stored != -1, e_b > stored, s_b != 0), And(stored != -1, e_b == stored, s_b != last + 1),
-                         And(stored == -1, TV2, s_b != 0)))
+                         And(stored == -1, TV2, s_b != 0), above_low))
 # KIP-447 (§3.4 O2): the group coordinator fences a TxnOffsetCommit from a member of an older generation
 gen_ok = Or(Not(at_op), Config("kip447") == 0, i == generation(pc_st, PcState.IDLE))
 FENCED_RESP = invalid_epoch(p)
@@ -61,30 +70,39 @@ seq_ok = And(Not(dup), Not(fenced), Not(oos))
 verified_span = And(pl_open[p][PB], stored == e_b)
 needs_verify = And(Config("protocol") != Protocol.kip98, Not(verified_span))
 room = pl_end[p] < Config("slots")
-in_flight = n_prod[i][p][k] > 0
-vb = pl_vb[p][i][k]  # where batch (i, p, k) stands in p's verification
+in_flight = n_prod[i][p][k][b] > 0
+vb = pl_vb[p][i][k][b]  # where batch (i, p, k) stands in p's verification
 not_held = vb == Ver.NONE
 # the append's guard check (UnifiedLog.analyzeAndValidateProducerState): skipped while the pid has an ongoing
 # transaction at p (an open span, whatever its epoch); otherwise the batch's guard must still be the entry's
-guard_ok = Or(Not(pl_vst[p][i][k]), pl_open[p][PB])
+guard_ok = Or(Not(pl_vst[p][i][k][b]), pl_open[p][PB])
 # answered whatever the verification state (PL-01, PL-02, PL-03); another copy of a held batch waits (module doc)
 answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
 
-abandoned = n_oab[i][k] != -1  # an abandoned copy of (i, k)'s TxnOffsetCommit is in flight (§3.4 O6)
+# an abandoned copy of (i, k)'s TxnOffsetCommit is in flight (§3.4 O6); on op each call is one batch, b = 1
+abandoned = And(b == 1, n_oab[i][k] != -1)
 
 LSO_ON_DATA = pl_lso[p]  # a data append never moves the LSO: the span it joins or opens starts at or after it
 
 
 def release():
     """Batch (i, p, k) is no longer held: it was appended, refused or answered (a no-op for a batch not held)."""
-    return (vb.set(Ver.NONE), pl_vst[p][i][k].set(False))
+    return (vb.set(Ver.NONE), pl_vst[p][i][k][b].set(False))
 
 
 def none_held(part, pid):
     """No batch of `pid` is held for verification at `part`."""
-    return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: Or(Not(batch_used(j, kk)),
-                                                                  batch_pid(j, part, kk) != pid,
-                                                                  pl_vb[part][j][kk] == Ver.NONE)))
+    return ForAll(IncSlot, lambda j: ForAll(TxnSlot, lambda kk: ForAll(BatSlot, lambda bb: Or(
+        Not(batch_used(j, kk, bb)), batch_pid(j, part, kk) != pid, pl_vb[part][j][kk][bb] == Ver.NONE))))
+
+
+def entry_seen():
+    """Batch (i, p, k, b) starts verification: the pid's VerificationStateEntry keeps the lowest sequence of its
+    epoch, or starts again at a higher epoch (VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch)."""
+    keep = And(MULTI_BATCH, Not(at_op))
+    fresh = Or(low == -1, e_b > pl_low_e[p][PB])
+    return (pl_low[p][PB].set(If(keep, If(fresh, s_b, If(e_b == pl_low_e[p][PB], Min(low, s_b), low)), low)),
+            pl_low_e[p][PB].set(If(keep, If(fresh, e_b, pl_low_e[p][PB]), pl_low_e[p][PB])))
 
 
 def entry_cleared(pid):
@@ -92,9 +110,9 @@ def entry_cleared(pid):
     guard that is stale from now on (a later batch gets a new entry and guard). Kafka clears the entry on a data
     append too, but that is not observable: a guard is checked only while the pid has no open span at p, and the
     span a data append opens closes only by a marker, which clears the entry again."""
-    return tuple(pl_vst[p][j][kk].set(Or(pl_vst[p][j][kk], And(batch_used(j, kk), batch_pid(j, p, kk) == pid,
-                                                               pl_vb[p][j][kk].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))))
-                 for j, kk in BATCH_CELLS)
+    return tuple(pl_vst[p][j][kk][bb].set(Or(pl_vst[p][j][kk][bb], And(batch_used(j, kk, bb), batch_pid(j, p, kk) == pid,
+                                                               pl_vb[p][j][kk][bb].is_in(Ver.PENDING, Ver.OK, Ver.ADDING))))
+                 for j, kk, bb in BATCH_CELLS)
 
 
 # ghost: the batch's (pid, e) is retired: a pid the tid has rotated away from, or the pid's epoch below the logged one
@@ -108,9 +126,11 @@ def append_data(offset=None, answer=True):
     pos = pl_end[p]
     off = call_offset(i, k) if offset is None else offset
     return (log_kind[p][pos].set(Kind.DATA), log_pid[p][pos].set(PB), log_inc[p][pos].set(i), log_k[p][pos].set(k),
+            log_b[p][pos].set(b),
             log_e[p][pos].set(e_b), log_seq[p][pos].set(s_b), log_ret[p][pos].set(retired),
             log_src[p][pos].set(b_src[i][k]), gc_pend[PB].set(If(at_op, off, gc_pend[PB])),
             pl_end[p].set(pos + 1), pl_e[p][PB].set(e_b), pl_seq[p][PB].set(s_b), pl_open[p][PB].set(True),
+            pl_low[p][PB].set(-1), pl_low_e[p][PB].set(-1),
             pl_first[p][PB].set(If(pl_open[p][PB], pl_first[p][PB], pos)),
             pl_lso[p].set(LSO_ON_DATA), g_lso_dec.set(Or(g_lso_dec, LSO_ON_DATA < pl_lso[p])),
             *((*release(), *acked(lagged(p))) if answer else ()))
@@ -120,8 +140,8 @@ def acked(waits, until=None):
     """Batch (i, p, k)'s NONE answer: sent now, or (`waits`) held in DelayedProduce at this leader until the HW
     reaches `until` (default: the end of the batch being appended)."""
     end = pl_end[p] + 1 if until is None else until
-    return (n_pres[i][p][k].set(If(waits, n_pres[i][p][k], PResp.OK)),
-            n_pw[i][p][k].set(If(waits, end, n_pw[i][p][k])), n_pwe[i][p][k].set(If(waits, pl_le[p], n_pwe[i][p][k])))
+    return (n_pres[i][p][k][b].set(If(waits, n_pres[i][p][k][b], PResp.OK)),
+            n_pw[i][p][k][b].set(If(waits, end, n_pw[i][p][k][b])), n_pwe[i][p][k][b].set(If(waits, pl_le[p], n_pwe[i][p][k][b])))
 
 
 # a duplicate's answer carries the original batch's offsets, so it waits as the original does while that batch is
@@ -167,7 +187,8 @@ def marker_append(commit, epoch, ce, pid=t):
             pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])),
             g_cereg.set(Or(g_cereg, ce < pl_ce[p][pid])),
             gc_off.set(If(And(is_op(p), commit, gc_pend[pid] != -1), gc_pend[pid], gc_off)),
-            gc_pend[pid].set(If(is_op(p), -1, gc_pend[pid])), *entry_cleared(pid))
+            gc_pend[pid].set(If(is_op(p), -1, gc_pend[pid])), *entry_cleared(pid),
+            *[v[p][pid].set(If(And(TV2, epoch == pl_low_e[p][pid]), v[p][pid], -1)) for v in (pl_low, pl_low_e)])
 
 
 def marker_rejected(epoch, pid=t):
@@ -274,81 +295,82 @@ STALE_MARKER = MarkerMsg(
 
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
-    Row("PL-01", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, dup),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *acked(dup_waits, dup_end), w_dup.set(True)),
+    Row("PL-01", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, dup),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), *acked(dup_waits, dup_end), w_dup.set(True)),
         ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
             "ProducerStateEntry.findDuplicateBatch"),
-    Row("PL-02", A, "Produce", params=(i, p, k),
+    Row("PL-02", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(FENCED_RESP)),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), n_pres[i][p][k][b].set(FENCED_RESP)),
         ref=f"kafka-protocol §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
             f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
-    Row("PL-03", A, "Produce", params=(i, p, k), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.OOS)),
+    Row("PL-03", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), n_pres[i][p][k][b].set(PResp.OOS)),
         ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
-    Row("PL-04", A, "Produce", params=(i, p, k),
+    Row("PL-04", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, not_held),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), vb.set(Ver.PENDING), pl_vst[p][i][k].set(False)),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), vb.set(Ver.PENDING), pl_vst[p][i][k][b].set(False),
+                 *entry_seen()),
         ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
             "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
             "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
-    Row("PL-05", A, "Produce", params=(i, p, k),
+    Row("PL-05", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), not_held, room),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), *append_data()),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), *append_data()),
         ref=f"kafka-protocol §3.5 P9/P11 (append; a span opens at the base offset), §3.4 O5 (on op: "
             f"pending[g][pid] := offset); {PAI}.append, ProducerStateManager.update, "
             "GroupMetadataManager.storeOffsets (pendingTransactionalOffsetCommits)"),
-    Row("PL-06", A, "verified Produce appended", params=(i, p, k),
+    Row("PL-06", A, "verified Produce appended", params=(i, p, k, b),
         guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, seq_ok, room),
         updates=append_data(),
         ref="kafka-protocol §3.5 P11 with the verification guard (§3.11; not checked while the pid has an ongoing "
             "transaction at p); UnifiedLog.append(verificationGuard), UnifiedLog.analyzeAndValidateProducerState"),
-    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k),
+    Row("PL-07", A, "verified Produce re-checked", params=(i, p, k, b),
         guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, Not(seq_ok)),
-        updates=(n_pres[i][p][k].set(If(dup, If(dup_waits, n_pres[i][p][k], PResp.OK),
+        updates=(n_pres[i][p][k][b].set(If(dup, If(dup_waits, n_pres[i][p][k][b], PResp.OK),
                                         If(fenced, FENCED_RESP, PResp.OOS))),
-                 n_pw[i][p][k].set(If(And(dup, dup_waits), dup_end, n_pw[i][p][k])),
-                 n_pwe[i][p][k].set(If(And(dup, dup_waits), pl_le[p], n_pwe[i][p][k])), *release()),
+                 n_pw[i][p][k][b].set(If(And(dup, dup_waits), dup_end, n_pw[i][p][k][b])),
+                 n_pwe[i][p][k][b].set(If(And(dup, dup_waits), pl_le[p], n_pwe[i][p][k][b])), *release()),
         ref="kafka-protocol §3.5 P5-P8 applied at append time, after verification"),
-    Row("PL-08", A, "verification guard cleared", params=(i, p, k),
+    Row("PL-08", A, "verification guard cleared", params=(i, p, k, b),
         guard=(writes_to(p), vb == Ver.OK, Not(guard_ok), gen_ok),
-        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), *release()),
+        updates=(n_pres[i][p][k][b].set(PResp.ABORTABLE), *release()),
         ref="kafka-protocol §3.5 P4 (the guard was cleared by a transactional append of the pid since, and the pid "
             "has no ongoing transaction at p: INVALID_TXN_STATE); UnifiedLog.analyzeAndValidateProducerState "
             "(batchMissingRequiredVerification), ProducerStateManager.clearVerificationStateEntry"),
-    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k), guard=(writes_to(p), vb == Ver.RETRY),
-        updates=(n_pres[i][p][k].set(PResp.RETRY), *release()),
+    Row("PL-09", A, "verification failed (coordinator moved)", params=(i, p, k, b), guard=(writes_to(p), vb == Ver.RETRY),
+        updates=(n_pres[i][p][k][b].set(PResp.RETRY), *release()),
         ref="kafka-protocol §3.5 P3 (coordinator errors -> NOT_ENOUGH_REPLICAS, retriable)"),
-    Row("PL-10", A, "Produce", params=(i, p, k),
+    Row("PL-10", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, Not(gen_ok), Not(needs_verify), not_held),
-        updates=(n_prod[i][p][k].set(n_prod[i][p][k] - 1), n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True)),
+        updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), n_pres[i][p][k][b].set(PResp.ABORTABLE), w_gen.set(True)),
         ref="kafka-protocol §3.4 O2 (ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID: abortable at the client), KIP-447; "
             "GroupCoordinator.doTxnCommitOffsets (3.x), OffsetMetadataManager.validateTransactionalOffsetCommit (4.x)",
         doc="On op the leader is the group coordinator: a TxnOffsetCommit from a member whose generation is no "
             "longer current is refused before the append's epoch check."),
-    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k), guard=(writes_to(p), vb == Ver.OK, Not(gen_ok)),
-        updates=(n_pres[i][p][k].set(PResp.ABORTABLE), w_gen.set(True), *release()),
+    Row("PL-11", A, "verified Produce re-checked", params=(i, p, k, b), guard=(writes_to(p), vb == Ver.OK, Not(gen_ok)),
+        updates=(n_pres[i][p][k][b].set(PResp.ABORTABLE), w_gen.set(True), *release()),
         ref="kafka-protocol §3.4 O2 after O3: the generation is checked once verification succeeded; "
             "GroupCoordinator.handleTxnCommitOffsets postVerificationCallback -> doTxnCommitOffsets"),
-    Row("PL-12", A, "Produce", params=(i, p, k),
+    Row("PL-12", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, Not(not_held), Not(answered_while_held)),
         updates=(),
         ref="model timing restriction (module doc): another copy of a batch the leader holds for verification waits "
             "in the network until the held one is answered (the client resends a batch only after its request "
             "timed out)",
         doc="Not taken yet: the request stays in flight and nothing changes (a stutter step)."),
-    Row("PL-13", A, "Produce", params=(i, p, k),
+    Row("PL-13", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, seq_ok, gen_ok, Not(needs_verify), not_held, Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-05 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
-    Row("PL-14", A, "verified Produce appended", params=(i, p, k),
+    Row("PL-14", A, "verified Produce appended", params=(i, p, k, b),
         guard=(writes_to(p), vb == Ver.OK, guard_ok, gen_ok, seq_ok, Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-06 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
     # -- a TxnOffsetCommit its sender abandoned on a request timeout (§3.4 O6): nobody hears its answer --------
-    Row("PL-15", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+    Row("PL-15", A, "abandoned TxnOffsetCommit", params=(i, p, k, b),
         guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), room),
         updates=(n_oab[i][k].set(-1), *append_data(n_oab[i][k], answer=False)),
         ref="kafka-protocol §3.4 O6 (the late copy joins the open span at its epoch and overwrites pending[g][pid]: "
@@ -357,18 +379,18 @@ ROWS = (
             "not), OffsetMetadataManager.replay (pendingTransactionalOffsets put)",
         doc="The answer goes to a closed connection and is dropped. A copy that would need verification (no open "
             "span at its epoch under verify or tv2) waits: it lands from the transaction's first append on op on."),
-    Row("PL-16", A, "abandoned TxnOffsetCommit", params=(i, p, k), guard=(at_op, abandoned, Or(Not(gen_ok), fenced)),
+    Row("PL-16", A, "abandoned TxnOffsetCommit", params=(i, p, k, b), guard=(at_op, abandoned, Or(Not(gen_ok), fenced)),
         updates=(n_oab[i][k].set(-1),),
         ref="kafka-protocol §3.4 O6 (refused: the marker or the next transaction raised the epoch at op, O3/O4, or "
             "the generation moved on, O2); the answer goes to a closed connection",
         doc="Refused by the epoch check (after the TV2 marker at e+1, or inside the next transaction's span) or by "
             "the generation check; nothing is appended and nobody is answered."),
-    Row("PL-17", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+    Row("PL-17", A, "abandoned TxnOffsetCommit", params=(i, p, k, b),
         guard=(at_op, abandoned, gen_ok, Not(fenced), Not(needs_verify), Not(room)),
         updates=(g_bound.set(True),),
         ref="model bound (config slots): PL-15 with no free log slot; BOUNDS flags a config that gets here",
         doc="No protocol state changes; the ghost flag is BOUNDS."),
-    Row("PL-18", A, "abandoned TxnOffsetCommit", params=(i, p, k),
+    Row("PL-18", A, "abandoned TxnOffsetCommit", params=(i, p, k, b),
         guard=(at_op, abandoned, gen_ok, Not(fenced), needs_verify),
         updates=(),
         ref="model timing restriction (kafka-protocol §3.4 O6): a late copy that would need its own verification "

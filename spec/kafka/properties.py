@@ -8,9 +8,9 @@ rows that could break them (`g_vislost`, `g_lso_dec`), so they are checked on ev
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always, LeadsTo, Recoverable, Sometimes
 
-from .domains import (ROTATION, CTP, LAG, OP, PResp, Protocol, pid_of, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
+from .domains import (ROTATION, CTP, LAG, OP, Bat, BatSlot, PResp, Protocol, pid_of, tid_of, BatchSt, CEpoch, InOffset, Inc, Kind, Outcome, Part, PcState, Pend, Slot,
                       Tid, Txn, TxnState as S, in_use)
-from .state import (pc_rot, tc_rot, env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_inc, log_k,
+from .state import (pc_rot, tc_rot, env_to, g_ack, g_ackc, g_bound, g_cereg, g_dec, g_f2, g_illegal, pc_b, pc_k, g_lso_dec, g_torn, g_vislost, gc_off, log_b, log_inc, log_k,
                     log_kind, log_out, log_pid, log_ret, log_e, log_seq, log_src, n_mk, n_pres, hw, pc_e, pc_st, pl_end, pl_first,
                     pl_lso, pl_open, tc_e, tc_pend, tc_st, tl_e, tl_parts, tl_st, w_dup, w_fence, w_gen, w_redrive, w_vrej)
 
@@ -38,6 +38,11 @@ quiescent = And(ForAll(Part, lambda p: ForAll(Tid, lambda t: Not(pl_open[p][t]))
 
 def same_txn(p, s, q, s2):
     return And(log_inc[p][s] == log_inc[q][s2], log_k[p][s] == log_k[q][s2])
+
+
+def is_batch(p, s, i, k, b):
+    """Data slot (p, s) holds batch b of incarnation i's transaction k."""
+    return And(log_inc[p][s] == i, log_k[p][s] == k, log_b[p][s] == b)
 
 
 def output(p, s):
@@ -90,14 +95,14 @@ PROPERTIES = (
     Always("DUR-2", And(Not(g_vislost), Not(g_lso_dec)),
            "Stable visibility: no record leaves RC(p) (an ABORT never closes a record below the LSO) and the "
            "LSO never moves back, so RC(p) only grows at its end.", ref="kafka-protocol §5.2 DUR-2"),
-    Always("DUR-3", Implies(quiescent, ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-        And(in_use(p), g_ack[i][p][k], g_dec[i][k] == Outcome.COMMIT),
-        Exists(Slot, lambda s: And(in_rc(p, s), log_inc[p][s] == i, log_k[p][s] == k))))))),
+    Always("DUR-3", Implies(quiescent, ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: ForAll(
+        Bat, lambda b: Implies(And(in_use(p), g_ack[i][p][k][b], g_dec[i][k] == Outcome.COMMIT),
+                               Exists(Slot, lambda s: And(in_rc(p, s), is_batch(p, s, i, k, b))))))))),
            "No lost acknowledged write: at quiescence every acknowledged batch of a COMMIT-decided γ is in RC(p).",
            ref="kafka-protocol §5.2 DUR-3"),
-    Always("DUR-4", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-        And(in_use(p), Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK)),
-        Exists(Slot, lambda s: And(s < hw(p), data(p, s), log_inc[p][s] == i, log_k[p][s] == k)))))),
+    Always("DUR-4", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: ForAll(Bat, lambda b: Implies(
+        And(in_use(p), Or(g_ack[i][p][k][b], n_pres[i][p][k][b] == PResp.OK)),
+        Exists(Slot, lambda s: And(s < hw(p), data(p, s), is_batch(p, s, i, k, b)))))))),
            "An acknowledged batch is replicated: a batch answered NONE (the answer in flight or received) is in "
            "its partition's log below the HW, so no leader change truncates it (acks=all).",
            ref="kafka-protocol §3.13 LC1, §5.2 DUR-3; DelayedProduce, Partition.checkEnoughReplicasReachOffset",
@@ -121,9 +126,14 @@ PROPERTIES = (
            "Producer order: within one (pid, e) at a data partition, sequence numbers strictly increase "
            "(TxnOffsetCommit batches on op carry none).",
            ref="kafka-protocol §5.2 ORD-4"),
+    Always("ORD-5", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
+        And(s < s2, output(p, s), data(p, s2), same_txn(p, s, p, s2)), log_b[p][s] <= log_b[p][s2]))),
+           "Send order: the batches one transaction wrote to a data partition are in its log in the order the client "
+           "sent them, though several were in flight at once (config `batches`; with one batch it holds trivially).",
+           ref="kafka-protocol §5.2 ORD-5, §2.3"),
     Always("DUP-1", all_slots(lambda p, s: ForAll(Slot, lambda s2: Implies(
         And(s < s2, output(p, s), data(p, s2)),
-        Or(log_inc[p][s] != log_inc[p][s2], log_k[p][s] != log_k[p][s2])))),
+        Or(log_inc[p][s] != log_inc[p][s2], log_k[p][s] != log_k[p][s2], log_b[p][s] != log_b[p][s2])))),
            "Idempotence: each client batch (γ, p) appears at most once in p's log (data partitions: a retried "
            "TxnOffsetCommit carries no sequence and may be appended twice on op, harmlessly).",
            ref="kafka-protocol §5.2 DUP-1"),
@@ -167,7 +177,7 @@ PROPERTIES = (
                "completeTransitionTo, TransactionCoordinator.handleInitProducerId / handleEndTransaction"),
     Always("STRUCT-2", ForAll(Inc, lambda i: Implies(
         Or(pc_st[i].is_in(PcState.IN_TRANSACTION, PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION,
-                          PcState.ABORTABLE_ERROR), Exists(Part, lambda p: pc_b[i][p] != BatchSt.NONE)),
+                          PcState.ABORTABLE_ERROR), Exists(Part, lambda p: Exists(BatSlot, lambda b: pc_b[i][p][b] != BatchSt.NONE))),
         pc_k[i] >= 1)),
            "A client in a transaction, or holding a batch, has begun one (pc_k >= 1), so the index guard "
            "pc_k >= 1 of PC-06, PC-13 and PC-17 never disables them.",

@@ -9,7 +9,7 @@ from txncheck.spec.expr import And, If, MinOver, Or
 from txncheck.spec.model import Row
 
 from .domains import lagged, tid_used, PResp, Tid
-from .params import c, i, k, p, t
+from .params import b, c, i, k, p, t
 from .state import (g_lso_dec, n_mk, n_mw, n_mwe, n_pres, n_pw, n_pwe, pl_end, pl_first, pl_hw, pl_le, pl_lso, pl_open,
                     tc_ce, tc_mk)
 
@@ -22,7 +22,7 @@ def caught_up():
     return (pl_hw[p].set(pl_end[p]), pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])))
 
 
-pw_here = And(n_pw[i][p][k] != 0, n_pwe[i][p][k] == pl_le[p])  # waits at the current leader
+pw_here = And(n_pw[i][p][k][b] != 0, n_pwe[i][p][k][b] == pl_le[p])  # waits at the current leader
 mw_here = And(n_mw[t][p][c] != 0, n_mwe[t][p][c] == pl_le[p])
 
 
@@ -37,9 +37,9 @@ ROWS = (
         doc="The HW moves to the log end (every follower fetched everything: the smallest faithful step, since any "
             "partial catch-up is reached by catching up before the later appends); the LSO becomes min(first offset "
             "of the open spans, HW). The requests waiting in DelayedProduce are answered by PL-41 and PL-42."),
-    Row("PL-41", A, "DelayedProduce completed", params=(i, p, k),
-        guard=(lagged(p), pw_here, n_pw[i][p][k] <= pl_hw[p]),
-        updates=(n_pres[i][p][k].set(PResp.OK), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
+    Row("PL-41", A, "DelayedProduce completed", params=(i, p, k, b),
+        guard=(lagged(p), pw_here, n_pw[i][p][k][b] <= pl_hw[p]),
+        updates=(n_pres[i][p][k][b].set(PResp.OK), n_pw[i][p][k][b].set(0), n_pwe[i][p][k][b].set(0)),
         ref="kafka-protocol §3.5 P11, §3.13; DelayedProduce.tryComplete, Partition.checkEnoughReplicasReachOffset "
             "(HW >= the batch's required offset: NONE)"),
     Row("PL-42", A, "DelayedProduce completed (WriteTxnMarkers)", params=(t, p, c),
@@ -50,9 +50,9 @@ ROWS = (
             "partition leaves the pending set of the coordinator of epoch c)",
         doc="The answer is delivered to the coordinator of epoch c (a deposed one ignores it), as PL-22's is "
             "without replication lag."),
-    Row("PL-43", A, "DelayedProduce: no longer the leader", params=(i, p, k),
-        guard=(lagged(p), n_pw[i][p][k] != 0, n_pwe[i][p][k] != pl_le[p]),
-        updates=(n_pres[i][p][k].set(PResp.RETRY), n_pw[i][p][k].set(0), n_pwe[i][p][k].set(0)),
+    Row("PL-43", A, "DelayedProduce: no longer the leader", params=(i, p, k, b),
+        guard=(lagged(p), n_pw[i][p][k][b] != 0, n_pwe[i][p][k][b] != pl_le[p]),
+        updates=(n_pres[i][p][k][b].set(PResp.RETRY), n_pw[i][p][k][b].set(0), n_pwe[i][p][k][b].set(0)),
         ref="kafka-protocol §3.13 LC5; ReplicaManager.makeFollowers (the delayed produce requests are completed), "
             "Partition.checkEnoughReplicasReachOffset (no local leader log: NOT_LEADER_OR_FOLLOWER, retriable)",
         doc="The client re-sends the same batch with the same sequence (PC-08): a duplicate at the new leader if "

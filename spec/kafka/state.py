@@ -6,7 +6,7 @@ from txncheck.spec.expr import Config, If, Var
 
 from .domains import (MULTI, lagged, BatchSt, CEpoch, Copies, CResp, Epoch, Inc, InOffset, InRecord, Kind, LastSeq, Offset,
                       OffsetCalls, Outcome, Part, PcState, Pend, PendBy, PendingOffset, Position, PResp, Result, Rq, Seq, Slot, StoredCEpoch, Tid, Pid,
-                      Txn, TxnCount, TxnState, Ver, IntRange, IncSlot, TxnSlot, NO_PART, PartOrNone, LeaderEpoch)
+                      Txn, TxnCount, TxnState, Ver, IntRange, IncSlot, TxnSlot, Bat, BatSlot, NO_PART, PartOrNone, LeaderEpoch)
 
 # ---- producer client (TransactionManager), per incarnation ----------------------------------
 pc_st = Var("pc_st", PcState, index=(Inc,), init=PcState.IDLE, doc="TransactionManager.State (IDLE: not started)")
@@ -14,12 +14,13 @@ pc_e = Var("pc_e", Epoch, index=(Inc,), init=-1, doc="the epoch the client holds
 pc_k = Var("pc_k", TxnCount, index=(Inc,), init=0, doc="transactions begun (the client's finite script)")
 pc_seq = Var("pc_seq", Seq, index=(Inc, Part), init=0, doc="next sequence number per partition")
 pc_add = Var("pc_add", BOOL, index=(Inc, Part), init=False, doc="partition registered in this transaction")
-pc_b = Var("pc_b", BatchSt, index=(Inc, Part), init=BatchSt.NONE, doc="this transaction's batch to p")
+pc_b = Var("pc_b", BatchSt, index=(Inc, Part, BatSlot), init=BatchSt.NONE, doc="where this transaction's batch b to p stands")
 pc_rq = Var("pc_rq", Rq, index=(Inc,), init=Rq.NONE, doc="the outstanding coordinator request")
 pc_rqp = Var("pc_rqp", PartOrNone, index=(Inc,), init=NO_PART, doc="partition of an outstanding AddPartitionsToTxn")
 pc_bump = Var("pc_bump", BOOL, index=(Inc,), init=False, doc="epochBumpRequired (KIP-360)")
-b_e = Var("b_e", Epoch, index=(Inc, Part, Txn), init=-1, doc="producer epoch fixed in batch (i, p, k)")
-b_s = Var("b_s", Seq, index=(Inc, Part, Txn), init=0, doc="base sequence fixed in batch (i, p, k)")
+b_e = Var("b_e", Epoch, index=(Inc, Part, Txn), init=-1,
+          doc="producer epoch of transaction k's batches to p (the client's epoch does not change within a transaction)")
+b_s = Var("b_s", Seq, index=(Inc, Part, Txn, Bat), init=0, doc="base sequence batch (i, p, k, b) carries: fixed when it is drained, lowered when an earlier batch fails (re-sequencing, §2.3)")
 
 # ---- consumer of the consume-transform-produce application, per incarnation --------------------
 cs_pos = Var("cs_pos", Position, index=(Inc,), init=-1,
@@ -51,8 +52,8 @@ n_late_ce = Var("n_late_ce", CEpoch, index=(Inc,), init=0,
 n_cresp = Var("n_cresp", CResp, index=(Inc,), init=CResp.NONE, doc="coordinator response in flight")
 n_cresp_e = Var("n_cresp_e", Epoch, index=(Inc,), init=-1, doc="epoch carried by that response")
 n_lost = Var("n_lost", BOOL, index=(Inc,), init=False, doc="request or response dropped: the client will time out")
-n_prod = Var("n_prod", Copies, index=(Inc, Part, Txn), init=0, doc="copies of Produce(batch i,p,k) in flight")
-n_pres = Var("n_pres", PResp, index=(Inc, Part, Txn), init=PResp.NONE, doc="Produce response in flight")
+n_prod = Var("n_prod", Copies, index=(Inc, Part, Txn, Bat), init=0, doc="copies of Produce(batch i, p, k, b) in flight")
+n_pres = Var("n_pres", PResp, index=(Inc, Part, Txn, Bat), init=PResp.NONE, doc="Produce response in flight")
 n_oab = Var("n_oab", PendingOffset, index=(Inc, Txn), init=-1,
             doc="a TxnOffsetCommit of transaction (i, k) abandoned on a request timeout, still in flight to the group "
                 "coordinator: the offset it carries (-1: none); its connection is closed, so it is never answered")
@@ -108,11 +109,11 @@ pl_seq = Var("pl_seq", LastSeq, index=(Part, Pid), init=-1, doc="last sequence a
 pl_ce = Var("pl_ce", StoredCEpoch, index=(Part, Pid), init=-1, doc="coordinatorEpoch of the last marker")
 pl_open = Var("pl_open", BOOL, index=(Part, Pid), init=False, doc="open span (currentTxnFirstOffset set)")
 pl_first = Var("pl_first", Slot, index=(Part, Pid), init=0, doc="first offset of the open span")
-pl_vb = Var("pl_vb", Ver, index=(Part, IncSlot, TxnSlot), init=Ver.NONE,
+pl_vb = Var("pl_vb", Ver, index=(Part, IncSlot, TxnSlot, BatSlot), init=Ver.NONE,
             doc="batch (i, k) held by p's leader for verification (§3.11): its request out at the coordinator, "
                 "answered, or its TV2 implicit add being logged; every batch of a pid shares the pid's "
                 "VerificationStateEntry (ProducerStateManager.maybeCreateVerificationStateEntry)")
-pl_vst = Var("pl_vst", BOOL, index=(Part, IncSlot, TxnSlot), init=False,
+pl_vst = Var("pl_vst", BOOL, index=(Part, IncSlot, TxnSlot, BatSlot), init=False,
              doc="the guard batch (i, k) holds is stale: a transactional batch or marker of its pid was appended at p "
                  "since it joined the entry, which cleared it (UnifiedLog.updateProducers); checked at the append "
                  "only when the pid has no ongoing transaction there")
@@ -141,7 +142,7 @@ g_dec = Var("g_dec", Outcome, index=(Inc, Txn), init=Outcome.NONE, ghost=True, d
 g_ci = Var("g_ci", Inc, index=(Tid,), init=0, ghost=True, doc="cur_γ at the coordinator: incarnation")
 g_pk = Var("g_pk", TxnCount, index=(Tid,), init=0, ghost=True, doc="γ transaction of a pending TV2 implicit add")
 g_ck = Var("g_ck", TxnCount, index=(Tid,), init=0, ghost=True, doc="cur_γ: transaction (0: none)")
-g_ack = Var("g_ack", BOOL, index=(Inc, Part, Txn), init=False, ghost=True, doc="batch acknowledged")
+g_ack = Var("g_ack", BOOL, index=(Inc, Part, Txn, Bat), init=False, ghost=True, doc="batch acknowledged")
 g_ackc = Var("g_ackc", BOOL, index=(Inc, Txn), init=False, ghost=True, doc="EndTxn(COMMIT) answered NONE")
 g_torn = Var("g_torn", BOOL, init=False, ghost=True, doc="some γ decided both ways")
 g_f2 = Var("g_f2", BOOL, init=False, ghost=True, doc="a retired EndTxn changed the coordinator state")
@@ -181,10 +182,10 @@ pl_hw = Var("pl_hw", Offset, index=(Part,), init=0,
 pl_le = Var("pl_le", LeaderEpoch, index=(Part,), init=0,
             doc="leader epoch of a data partition when `replication_lag` is 1 (FLT-05 bumps it): a request waiting for "
                 "the HW at an older leader is answered NOT_LEADER_OR_FOLLOWER")
-n_pw = Var("n_pw", Offset, index=(Inc, Part, Txn), init=0,
+n_pw = Var("n_pw", Offset, index=(Inc, Part, Txn, Bat), init=0,
            doc="DelayedProduce: batch (i, p, k) is in p's log above the HW and its NONE answer waits until the HW "
                "reaches this offset (the batch's end; 0: nothing waits, acks=all)")
-n_pwe = Var("n_pwe", LeaderEpoch, index=(Inc, Part, Txn), init=0, doc="leader epoch of the leader n_pw waits at")
+n_pwe = Var("n_pwe", LeaderEpoch, index=(Inc, Part, Txn, Bat), init=0, doc="leader epoch of the leader n_pw waits at")
 n_mw = Var("n_mw", Offset, index=(Tid, Part, CEpoch), init=0,
            doc="the WriteTxnMarkers(pid, p) of the coordinator of epoch c is in p's log above the HW; its answer waits "
                "until the HW reaches this offset (the marker's end; 0: nothing waits)")
@@ -202,7 +203,8 @@ tc_next = Var("tc_next", BOOL, index=(Tid,), init=False,
 tc_pend_rot = Var("tc_pend_rot", BOOL, index=(Tid,), init=False,
                   doc="the pending transition rotates the pid (Empty: at once; Prepare*: as its nextProducerId)")
 pc_rot = Var("pc_rot", BOOL, index=(Inc,), init=False, doc="the client holds the tid's second pid")
-b_rot = Var("b_rot", BOOL, index=(IncSlot, Part, TxnSlot), init=False, doc="producer id fixed in batch (i, p, k): the second")
+b_rot = Var("b_rot", BOOL, index=(IncSlot, Part, TxnSlot), init=False,
+            doc="producer id of transaction k's batches to p: the second")
 n_creq_rot = Var("n_creq_rot", BOOL, index=(Inc,), init=False, doc="producer id the request carries: the second")
 n_late_rot = Var("n_late_rot", BOOL, index=(Inc,), init=False, doc="producer id the late copy carries: the second")
 n_cresp_rot = Var("n_cresp_rot", BOOL, index=(Inc,), init=False, doc="producer id the response carries: the second")
@@ -211,6 +213,23 @@ n_mkd_rot = Var("n_mkd_rot", BOOL, index=(Tid, Part), init=False, doc="the stale
 
 VARS = VARS + (tc_rot, tc_next, tc_pend_rot, pc_rot, b_rot, n_creq_rot, n_late_rot, n_cresp_rot,
                n_mk_rot, n_mkd_rot)
+
+# ---- several batches per partition (config `batches`, kafka-protocol §2.3); 1 (constant) with batches=1 ----------
+log_b = Var("log_b", Bat, index=(Part, Slot), init=1, ghost=True, doc="γ: which batch of its transaction at p the data "
+            "batch is")
+pc_ack = Var("pc_ack", LastSeq, index=(Inc, Part), init=-1,
+             doc="lastAckedSequence of p under the client's (pid, epoch) (-1: none; kept only when `batches` >= 2, where "
+                 "it decides whether an OUT_OF_ORDER_SEQUENCE_NUMBER is retried)")
+pc_rs = Var("pc_rs", BOOL, index=(Inc, Part, BatSlot), init=False,
+            doc="batch b to p was re-sequenced while in flight (an earlier batch failed): its next send carries its "
+                "sequence minus one (ProducerBatch.sequenceHasBeenReset)")
+
+pl_low = Var("pl_low", LastSeq, index=(Part, Pid), init=-1,
+             doc="VerificationStateEntry.lowestSequence of the pid at p (-1: no entry; kept only when `batches` >= 2): "
+                 "a batch with a higher sequence is refused while the entry lives")
+pl_low_e = Var("pl_low_e", Epoch, index=(Part, Pid), init=-1, doc="VerificationStateEntry.epoch of the pid at p")
+
+VARS = VARS + (log_b, pc_ack, pc_rs, pl_low, pl_low_e)
 
 
 def hw(p):

@@ -45,6 +45,6 @@ def markers(tid, ce, result, epoch, parts, rot):
 def implicit_add_done(tid, part, to):
     """The batch of `tid` whose TV2 implicit add of `part` was being logged (at most one: the coordinator has one
     pending transition per tid) moves to `to`: OK once the add is durable, RETRY when a failover fails it."""
-    return tuple(pl_vb[part][j][kk].set(If(And(batch_used(j, kk), tid_of(j) == tid, pl_vb[part][j][kk] == Ver.ADDING), to,
-                                            pl_vb[part][j][kk]))
-                 for j, kk in BATCH_CELLS)
+    return tuple(pl_vb[part][j][kk][bb].set(If(And(batch_used(j, kk, bb), tid_of(j) == tid, pl_vb[part][j][kk][bb] == Ver.ADDING), to,
+                                            pl_vb[part][j][kk][bb]))
+                 for j, kk, bb in BATCH_CELLS)

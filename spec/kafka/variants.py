@@ -12,8 +12,8 @@ from .params import c, i, k, p, T, t
 from .leader import leader_change
 from .partition import PB, at_op, marker_append, marker_rejected
 from .coordinator import BY_ID as COORDINATOR_BY_ID
-from .producer import BY_ID as PRODUCER_BY_ID
-from .state import (b_e, tc_pend_rot, tc_rot, b_src, call_offset, g_bound, gc_off, gc_pend, n_oab, n_prod, pc_b, pc_k,
+from .producer import BY_ID as PRODUCER_BY_ID, all_acked
+from .state import (b_e, tc_pend_rot, tc_rot, b_src, call_offset, g_bound, gc_off, gc_pend, n_prod, pc_b, pc_k,
                     pc_st, pl_ce, pl_e, tc_e, g_lso_dec, pl_end, pl_lso, pl_open, tc_ce, tc_parts, tc_st)
 from .txnlog import markers
 
@@ -31,9 +31,9 @@ _D2_ROW = Row("TC-32", "coordinator", "EndTxn v5", params=(i, c),
 
 _PC06 = PRODUCER_BY_ID["PC-06"]
 _D3_ROW = Row("PC-40", "producer", "consumer.commitSync(offsets)", params=(i,),
-              guard=(CTP, pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][OP] == BatchSt.NONE,
-                     ForAll(Part, lambda q: Or(Not(in_use(q)), pc_b[i][q] == BatchSt.ACKED))),
-              updates=(gc_off.set(b_src[i][pc_k[i]] + 1), pc_b[i][OP].set(BatchSt.ACKED)),
+              guard=(CTP, pc_st[i] == PcState.IN_TRANSACTION, pc_b[i][OP][1] == BatchSt.NONE,
+                     ForAll(Part, lambda q: Or(Not(in_use(q)), all_acked(q)))),
+              updates=(gc_off.set(b_src[i][pc_k[i]] + 1), pc_b[i][OP][1].set(BatchSt.ACKED)),
               ref="variant D3: input offsets committed by a plain OffsetCommit before commitTransaction")
 # the third-party variant B15 answers AddPartitionsToTxn NONE while the previous transaction is Prepare*
 _B15_RESP = If(tc_st[T].is_in(*PREPARE), CResp.OK, CResp.RETRY)
@@ -55,7 +55,7 @@ _B11_ROWS = (
 ROTATION_SETTINGS = (("pids", 2), ("maxe", 3), ("restart_txns", 1))
 # API misuse M1: the application commits the offset of the record it processed, not the next one to consume
 _M1_PENDING = If(at_op, call_offset(i, k) - 1, gc_pend[PB])
-_M1_ABANDONED = If(n_prod[i][OP][pc_k[i]] == 1, call_offset(i, pc_k[i]) - 1, -1)
+_M1_ABANDONED = If(n_prod[i][OP][pc_k[i]][1] == 1, call_offset(i, pc_k[i]) - 1, -1)
 B7_SETTINGS = (("ctp", 1), ("tids", 2), ("zombies", 1), ("txns", 1), ("restart_txns", 1), ("delays", 0),
                ("timeouts", 0), ("failovers", 0))
 
@@ -204,6 +204,14 @@ VARIANTS = (
             breaks=("DUP-1", "ORD-4"), edits=(DropRow("PL-01"), DropConjunct("PL-05", 2)),
             settings=(("duplicates", 1),), ref="KIP-98 idempotent producer design",
             trigger="Produce; client retry (duplicate); both copies appended"),
+    Variant("D7-reordered-in-flight",
+            "The leader skips the sequence checks (P5, P7, P8) while the client has two batches to p in flight: the "
+            "second reaches the leader first and is appended, then the first: the partition holds the transaction's "
+            "records out of the order they were sent.",
+            breaks=("ORD-5",), edits=(DropRow("PL-01"), DropConjunct("PL-05", 2)),
+            settings=(("protocol", "kip98"), ("batches", 2), ("maxseq", 4), ("duplicates", 0), ("delays", 0)),
+            ref="KIP-98 idempotent producer design (max.in.flight.requests.per.connection <= 5 keeps order)",
+            trigger="batches 1 and 2 in flight to p; batch 2 appended; batch 1 appended after it"),
     Variant("D5-lso-is-hw",
             "read_committed is bounded by the HW instead of the LSO: an open span's records are returned "
             "before its marker.",

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from txncheck.spec import catalog
 from txncheck.spec.errors import SpecError
 from txncheck.spec.ground import ground
-from txncheck.spec.state_text import parse_state
 
 MODELS = {}
 
@@ -30,15 +29,15 @@ def _states(m):
 def test_parse_state_inverts_render_state(name, config, data):
     m = _model(name, config)
     s = data.draw(_states(m))
-    assert parse_state(m.layout, m.env, m.render_state(s)) == s
+    assert m.parse_state(m.render_state(s)) == s
 
 
 def test_a_state_that_does_not_fit_is_named():
     m = _model("twophase", "tiny")
     rendered = m.render_state(m.init)
     with pytest.raises(SpecError, match="tmState = 'dancing' is not a value"):
-        parse_state(m.layout, m.env, {**rendered, "tmState": "dancing"})
+        m.parse_state({**rendered, "tmState": "dancing"})
     with pytest.raises(SpecError, match="the state has no var msgCommit"):
-        parse_state(m.layout, m.env, {k: v for k, v in rendered.items() if k != "msgCommit"})
+        m.parse_state({k: v for k, v in rendered.items() if k != "msgCommit"})
     with pytest.raises(SpecError, match=r"the state has no rmState\[r1\]"):
-        parse_state(m.layout, m.env, {**rendered, "rmState": {"r9": "working"}})
+        m.parse_state({**rendered, "rmState": {"r9": "working"}})

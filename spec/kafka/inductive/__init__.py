@@ -28,8 +28,10 @@ duplicates = 0).
 - rotation.py: without producer id rotation (pids=1) every pid is its tid's first (IND-230); with it, a rotation
   happens once and the second pid is unused before it (IND-231, IND-232). pids.py: the (pid, epoch) order the
   invariants use, so that they hold with a rotation too (config rotation, where 14 of the 19 are 1-inductive).
+- batches.py: with one batch per partition the cells of several batches keep their initial values (IND-240); the
+  other invariants describe each transaction's first batch at a partition, and hold on config inflight too.
 """
-from . import base, ctp, idempotence, kip98, leader, outcome, rotation, zombies
+from . import base, batches, ctp, idempotence, kip98, leader, outcome, rotation, zombies
 
 INVARIANTS = (base.INVARIANTS + idempotence.INVARIANTS + outcome.INVARIANTS + ctp.INVARIANTS + zombies.INVARIANTS
-              + kip98.INVARIANTS + leader.INVARIANTS + rotation.INVARIANTS)
+              + kip98.INVARIANTS + leader.INVARIANTS + rotation.INVARIANTS + batches.INVARIANTS)

@@ -7,7 +7,7 @@ from txncheck.spec.model import Always
 from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
 from .pids import b_x, cresp_x, durable_x, owner, pc_x
-from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
+from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_b, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_vb, pl_vst,
@@ -59,8 +59,8 @@ def each_batch(f):
 
 
 def batch_slot(p, s, i, k):
-    """Slot s of p holds client batch (i, p, k)."""
-    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k)
+    """Slot s of p holds client batch (i, p, k): its first batch, the one the invariants describe (config `batches`)."""
+    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k, log_b[p][s] == 1)
 
 
 def slot_of(i, p, k):
@@ -139,9 +139,9 @@ INVARIANTS = (
         n_cresp_e[i] == -1))),
            "An incarnation that has not started has sent nothing and holds no epoch."),
     Always("IND-45", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(k > pc_k[i], And(
-        b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE))))),
+        b_e[i][p][k] == -1, n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE))))),
            "A transaction the client has not begun has no batch, no Produce request and no response."),
-    Always("IND-46", each_batch(lambda i, p, k: Implies(pl_vb[p][i][k] != Ver.NONE, k <= pc_k[i])),
+    Always("IND-46", each_batch(lambda i, p, k: Implies(pl_vb[p][i][k][1] != Ver.NONE, k <= pc_k[i])),
            "A batch a leader holds for verification belongs to a transaction its client has begun."),
     Always("IND-47", ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(decided(i, k), k <= pc_k[i]))),
            "Only transactions a client has begun are decided."),
@@ -194,7 +194,7 @@ INVARIANTS = (
            "request."),
     # -- partition log ------------------------------------------------------------------------------
     Always("IND-21", each_batch(lambda i, p, k: Implies(
-        And(pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])),
+        And(pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1])),
         And(tl_st[tid_of(i)].is_in(S.Ongoing, *PREPARE), tl_parts[tid_of(i)][p]))),
            "A batch the coordinator verified whose guard is still current (no transactional append of its pid at "
            "p since) belongs to a transaction whose durable record is Ongoing or Prepare* and lists p."),
@@ -214,7 +214,7 @@ INVARIANTS = (
            "The coordinator awaits a marker only for a partition of a durable Prepare* transaction."),
     Always("IND-32", each_tid_part(lambda t, p: Implies(
         And(TV2, tl_st[t].is_in(*PREPARE), Not(tc_mk[t][p])), And(Not(pl_open[p][t]), ForAll(Inc, lambda i: ForAll(
-            Txn, lambda k: Implies(tid_of(i) == t, Not(And(pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k]))))))))),
+            Txn, lambda k: Implies(tid_of(i) == t, Not(And(pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1]))))))))),
            "Under TV2 (KIP-890 part 2), once p acknowledged a Prepare* transaction's marker its span stays "
            "closed: a late batch needs a verification the coordinator refuses in Prepare*. (Under KIP-98 a "
            "late produce reopens it: B1.)"),

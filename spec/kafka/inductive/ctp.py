@@ -106,7 +106,7 @@ INVARIANTS = (
            "Under TV2, while a commit's markers are written the committed offset is the input the "
            "transaction consumed until its marker on __consumer_offsets materialises the next one."),
     Always("IND-161", ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-        And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED), g_ack[i][p][k])))),
+        And(k == pc_k[i], pc_b[i][p][1] == BatchSt.ACKED), g_ack[i][p][k][1])))),
            "A batch of the client's current transaction is ACKED only through its Produce answer NONE, which "
            "records the acknowledgement (beginTransaction resets every batch state)."),
     Always("IND-162", ForAll(Inc, lambda i: Implies(And(CTP, pc_st[i].is_in(*IN_TXN)), ForAll(Txn, lambda k: Implies(

@@ -16,7 +16,7 @@ from .base import NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pen
 
 INVARIANTS = (
     Always("IND-60", each_batch(lambda i, p, k: ForAll(Slot, lambda s: Implies(batch_slot(p, s, i, k), And(
-        log_pid[p][s] == b_pid(i, p, k), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k], k <= pc_k[i])))),
+        log_pid[p][s] == b_pid(i, p, k), log_e[p][s] == b_e[i][p][k], log_seq[p][s] == b_s[i][p][k][1], k <= pc_k[i])))),
            "A data batch in the log carries the producer id, epoch and base sequence its client fixed when it "
            "created the batch (a retry resends the same batch)."),
     Always("IND-61", ForAll(Part, lambda p: ForAll(Slot, lambda s: ForAll(Tid, lambda t: Implies(
@@ -24,9 +24,9 @@ INVARIANTS = (
         Or(pl_e[p][t] > log_e[p][s], And(pl_e[p][t] == log_e[p][s], pl_seq[p][t] >= log_seq[p][s])))))),
            "Without producer-state expiry, the leader's ProducerStateEntry (epoch, last sequence) is at or above "
            "every batch of that pid in its log: epochs only grow and a marker at a new epoch forgets the sequence."),
-    Always("IND-62", each_batch(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p] == BatchSt.NONE)), And(
-        b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(g_ack[i][p][k]),
-        pl_vb[p][i][k] == Ver.NONE,
+    Always("IND-62", each_batch(lambda i, p, k: Implies(Or(k > pc_k[i], And(k == pc_k[i], pc_b[i][p][1] == BatchSt.NONE)), And(
+        b_e[i][p][k] == -1, n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE, Not(g_ack[i][p][k][1]),
+        pl_vb[p][i][k][1] == Ver.NONE,
         ForAll(Slot, lambda s: Not(batch_slot(p, s, i, k)))))),
            "A batch the client has not drained yet exists nowhere: not in flight, not held for verification, "
            "not in the log, never acknowledged."),
@@ -58,12 +58,12 @@ def older_than(i, x):
 def dominated(i, p, k):
     """Batch (i, p, k) is at or below p's ProducerStateEntry of its pid: a copy is a duplicate or fenced."""
     u = b_pid(i, p, k)
-    return Or(pl_e[p][u] > b_e[i][p][k], And(pl_e[p][u] == b_e[i][p][k], pl_seq[p][u] >= b_s[i][p][k]))
+    return Or(pl_e[p][u] > b_e[i][p][k], And(pl_e[p][u] == b_e[i][p][k], pl_seq[p][u] >= b_s[i][p][k][1]))
 
 
 def held(p, i, k):
     """p's leader holds batch (i, p, k) for verification."""
-    return pl_vb[p][i][k] != Ver.NONE
+    return pl_vb[p][i][k][1] != Ver.NONE
 
 
 INVARIANTS += (
@@ -85,7 +85,7 @@ INVARIANTS += (
            "one below it exactly while it awaits the marker of a Prepare* transaction (every EndTxn and fence bumps "
            "the epoch before its markers)."),
     Always("IND-66", each_batch(lambda i, p, k: Implies(
-        And(TV2, pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])),
+        And(TV2, pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1])),
         Or(And(b_e[i][p][k] == tl_e[tid_of(i)], tl_st[tid_of(i)] == S.Ongoing),
            And(b_e[i][p][k] == tl_e[tid_of(i)] - 1, tl_st[tid_of(i)] == S.PrepareAbort, tc_mk[tid_of(i)][p])))),
            "Under TV2, a verified batch held at the leader with a current guard carries the durable epoch of an "
@@ -95,23 +95,23 @@ INVARIANTS += (
            "No partition leader stores a producer epoch above the durable one (batches and markers carry only "
            "logged epochs)."),
     Always("IND-68", each_batch(lambda i, p, k: Implies(
-        And(TV2, pl_vb[p][i][k] == Ver.ADDING), And(
+        And(TV2, pl_vb[p][i][k][1] == Ver.ADDING), And(
             tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
             b_e[i][p][k] == tc_pend_e[tid_of(i)]))),
            "Under TV2, a batch held while its implicit add is being logged carries the epoch of the coordinator's "
            "pending Ongoing transition for that partition."),
     Always("IND-69", each_batch(lambda i, p, k: Implies(
-        And(pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), k == pc_k[i]),
-        pc_b[i][p].is_in(BatchSt.SENT, BatchSt.FAILED))),
+        And(pl_vb[p][i][k][1].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), k == pc_k[i]),
+        pc_b[i][p][1].is_in(BatchSt.SENT, BatchSt.FAILED))),
            "A batch a leader holds for verification has not been acknowledged to its client yet."),
     Always("IND-221", each_batch(lambda i, p, k: Implies(
-        And(pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Not(pl_vst[p][i][k])),
+        And(pl_vb[p][i][k][1].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Not(pl_vst[p][i][k][1])),
         Not(And(pl_open[p][tid_of(i)], pl_e[p][tid_of(i)] == b_e[i][p][k])))),
            "A batch held for verification whose guard is current finds no span of its pid open at its epoch: it "
            "needed verification when it joined, and a span at its epoch opens only by its own append or, under "
            "TV0/1, by the next transaction at the same epoch, which begins after a marker made its guard stale."),
     Always("IND-222", each_batch(lambda i, p, k: Implies(
-        And(TV2, pl_vb[p][i][k].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vst[p][i][k]),
+        And(TV2, pl_vb[p][i][k][1].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), pl_vst[p][i][k][1]),
         Or(b_e[i][p][k] < pl_e[p][b_pid(i, p, k)],
            And(b_e[i][p][k] == pl_e[p][b_pid(i, p, k)], Not(pl_open[p][b_pid(i, p, k)]))))),
            "Under TV2, a held batch whose guard went stale is below the epoch p stored for its pid, or at it with no "
@@ -119,11 +119,11 @@ INVARIANTS += (
            "answered may carry) made it stale, so the epoch check refuses it if a span is open, and the guard check "
            "otherwise."),
     Always("IND-70", each_batch(lambda i, p, k: Implies(NO_DUPLICATES, And(
-        n_prod[i][p][k] <= 1,
-        Not(And(n_prod[i][p][k] > 0, n_pres[i][p][k] != PResp.NONE)),
-        Implies(held(p, i, k), And(n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE)),
-        Implies(And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED),
-                And(n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, Not(held(p, i, k))))))),
+        n_prod[i][p][k][1] <= 1,
+        Not(And(n_prod[i][p][k][1] > 0, n_pres[i][p][k][1] != PResp.NONE)),
+        Implies(held(p, i, k), And(n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE)),
+        Implies(And(k == pc_k[i], pc_b[i][p][1] == BatchSt.ACKED),
+                And(n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE, Not(held(p, i, k))))))),
            "Without client resends of in-flight batches, a batch is in one place at a time: one Produce in flight, "
            "held by the leader for verification, or answered (the client resends only after a retriable answer); "
            "once acknowledged it is nowhere."),
@@ -134,11 +134,11 @@ INVARIANTS += (
            "the committing epoch is at or below the leader's producer state (the client flushed before EndTxn), so "
            "a copy still in flight is answered as a duplicate or fenced, never appended."),
     Always("IND-72", ForAll(Inc, lambda i: Implies(pc_rq[i] == Rq.COMMIT, ForAll(Part, lambda p: Implies(
-        writes_to(p), pc_b[i][p] == BatchSt.ACKED)))),
+        writes_to(p), pc_b[i][p][1] == BatchSt.ACKED)))),
            "A client with EndTxn(COMMIT) outstanding had every batch of the transaction acknowledged (flush first)."),
     Always("IND-73", each_batch(lambda i, p, k: Implies(
-        And(NO_EXPIRY, Not(is_op(p)), Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK,
-                                         And(k == pc_k[i], pc_b[i][p] == BatchSt.ACKED))),
+        And(NO_EXPIRY, Not(is_op(p)), Or(g_ack[i][p][k][1], n_pres[i][p][k][1] == PResp.OK,
+                                         And(k == pc_k[i], pc_b[i][p][1] == BatchSt.ACKED))),
         dominated(i, p, k))),
            "Without producer-state expiry, a batch answered NONE (appended or found duplicate) stays at or below the "
            "leader's producer state: a later copy is a duplicate or fenced."),
@@ -189,7 +189,7 @@ INVARIANTS += (
            "A client that is initialized, or has a transactional request outstanding, holds an epoch."),
     Always("IND-125", each_batch(lambda i, p, k: Implies(
         And(NO_DUPLICATES, Config("replication_lag") == 0,
-            Or(n_prod[i][p][k] > 0, held(p, i, k), n_pres[i][p][k] == PResp.RETRY)),
+            Or(n_prod[i][p][k][1] > 0, held(p, i, k), n_pres[i][p][k][1] == PResp.RETRY)),
         Not(slot_of(i, p, k)))),
            "Without client resends a batch is sent once and resent only after a retriable answer, which only a "
            "refused verification gives (nothing appended): a batch in flight, held for verification or answered "

@@ -25,6 +25,7 @@ NO_DELAYS = Config("delays") == 0
 # protocols (a)/(b) without late produce (no delivery-timeout expiry of an in-flight batch), no client resend and
 # no zombie incarnation
 KIP98_ND = And(TV01, NO_DELAYS, NO_DUPLICATES, NO_ZOMBIES)
+ONE_BATCH = Config("batches") == 1  # one batch per partition per transaction (config batches, §2.3)
 
 
 def registered(i, p):
@@ -47,7 +48,7 @@ INVARIANTS = (
            "Without late produce (KIP-98/KIP-890 part 1, no delivery-timeout expiry), once p acknowledged a "
            "Prepare* transaction's marker its span stays closed: no batch that could still be appended is in flight."),
     Always("IND-192", each_batch(lambda i, p, k: Implies(
-        And(KIP98_ND, Or(n_prod[i][p][k] > 0, n_pres[i][p][k] == PResp.RETRY, held(p, i, k)), Not(dominated(i, p, k))), And(
+        And(KIP98_ND, Or(n_prod[i][p][k][1] > 0, n_pres[i][p][k][1] == PResp.RETRY, held(p, i, k)), Not(dominated(i, p, k))), And(
             tl_parts[tid_of(i)][p],
             Or(And(tl_st[tid_of(i)] == S.Ongoing, b_e[i][p][k] == tl_e[tid_of(i)], g_ci[tid_of(i)] == i,
                    g_ck[tid_of(i)] == k),
@@ -60,8 +61,8 @@ INVARIANTS = (
            "written yet (the marker's bumped epoch then fences it)."),
 
     Always("IND-193", each_batch(lambda i, p, k: Implies(
-        And(NO_DELAYS, NO_DUPLICATES, Or(n_prod[i][p][k] > 0, n_pres[i][p][k] == PResp.RETRY, held(p, i, k))),
-        And(k == pc_k[i], pc_b[i][p] == BatchSt.SENT))),
+        And(NO_DELAYS, NO_DUPLICATES, Or(n_prod[i][p][k][1] > 0, n_pres[i][p][k][1] == PResp.RETRY, held(p, i, k))),
+        And(k == pc_k[i], pc_b[i][p][1] == BatchSt.SENT))),
            "Without delivery-timeout expiry or resends, a batch still in flight (or to be resent, or held for "
            "verification) is its client's current one and still in flight for the client too: the client fails a "
            "batch only on an answer, and ends a transaction only when no batch is in flight."),
@@ -99,12 +100,12 @@ INVARIANTS = (
     Always("IND-195", Implies(Config("ctp") == 0, And(
         ForAll(Inc, lambda i: And(
             ForAll(Part, lambda p: Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT, Rq.INIT, Rq.INITBUMP),
-                                           pc_b[i][p] != BatchSt.SENT)),
-            ForAll(Part, lambda p: Implies(And(in_use(p), pc_b[i][p] != BatchSt.NONE), pc_add[i][p])),
+                                           pc_b[i][p][1] != BatchSt.SENT)),
+            ForAll(Part, lambda p: Implies(And(in_use(p), pc_b[i][p][1] != BatchSt.NONE), pc_add[i][p])),
             Implies(pc_rq[i].is_in(Rq.COMMIT, Rq.ABORT), Exists(Part, lambda q: pc_add[i][q])),
             Implies(pc_rq[i].is_in(Rq.ADD, Rq.COMMIT, Rq.ABORT), pc_k[i] >= 1),
             Implies(Or(pc_rq[i] == Rq.INIT, pc_st[i].is_in(PcState.IDLE, PcState.UNINITIALIZED)), And(
-                pc_k[i] == 0, ForAll(Part, lambda q: And(Not(pc_add[i][q]), pc_b[i][q] == BatchSt.NONE)))))),
+                pc_k[i] == 0, ForAll(Part, lambda q: And(Not(pc_add[i][q]), pc_b[i][q][1] == BatchSt.NONE)))))),
         each_tid(lambda t: Implies(
             And(tc_pend[t] == Pend.Empty, tc_pend_by[t] == PendBy.CLIENT, pc_rq[tc_pend_cli[t]] == Rq.INIT),
             And(tc_e[t] == tl_e[t], tc_pend_e[t] == init_epoch(t)))))),
@@ -115,8 +116,8 @@ INVARIANTS = (
            "InitProducerId before any; a pending first InitProducerId bumps the durable epoch (I7)."),
     Always("IND-199", And(
         each_tid_part(lambda t, p: Implies(TV01, tc_pend_by[t] != PendBy.LEADER)),
-        each_batch(lambda i, p, k: And(Implies(TV01, pl_vb[p][i][k] != Ver.ADDING),
-                                       Implies(KIP98, pl_vb[p][i][k] == Ver.NONE))),
+        each_batch(lambda i, p, k: And(Implies(TV01, pl_vb[p][i][k][1] != Ver.ADDING),
+                                       Implies(KIP98, pl_vb[p][i][k][1] == Ver.NONE))),
         ForAll(Inc, lambda i: And(
             Implies(pc_rq[i] == Rq.INIT, n_cresp[i].is_in(CResp.NONE, CResp.OK, CResp.RETRY)),
             Implies(pc_rq[i] == Rq.INITBUMP, n_cresp[i].is_in(CResp.NONE, CResp.OK, CResp.RETRY, CResp.FENCED))))),
@@ -164,24 +165,28 @@ INVARIANTS = (
            "epoch it holds, which is the durable one (E4: no bump)."),
 
     Always("IND-205", ForAll(Inc, lambda i: ForAll(Part, lambda p: Implies(
-        And(TV01, pc_st[i].is_in(*IN_TXN), pc_b[i][p] != BatchSt.NONE),
+        And(TV01, pc_st[i].is_in(*IN_TXN), pc_b[i][p][1] != BatchSt.NONE),
         And(pc_add[i][p], ForAll(Txn, lambda k: Implies(k == pc_k[i], b_e[i][p][k] == pc_e[i])))))),
            "Before TV2, a client sends a batch to p only after AddPartitionsToTxn(p) succeeded, and within a "
            "transaction its epoch does not change, so the batch carries it."),
 
     Always("IND-206", And(
         each_batch(lambda i, p, k: Implies(
-            And(KIP98_ND, in_use(p), Or(n_prod[i][p][k] > 0, n_pres[i][p][k] == PResp.RETRY, held(p, i, k)),
-                b_e[i][p][k] == pl_e[p][tid_of(i)]), b_s[i][p][k] > pl_seq[p][tid_of(i)])),
-        each_batch(lambda i, p, k: Implies(And(TV01, NO_EXPIRY, in_use(p), b_e[i][p][k] != -1, b_e[i][p][k] == pc_e[i]),
-                                           b_s[i][p][k] < pc_seq[i][p])),
+            And(KIP98_ND, ONE_BATCH, in_use(p), Or(n_prod[i][p][k][1] > 0, n_pres[i][p][k][1] == PResp.RETRY,
+                                                  held(p, i, k)),
+                b_e[i][p][k] == pl_e[p][tid_of(i)]), b_s[i][p][k][1] > pl_seq[p][tid_of(i)])),
+        each_batch(lambda i, p, k: Implies(And(TV01, NO_EXPIRY, ONE_BATCH, in_use(p), b_e[i][p][k] != -1,
+                                                   b_e[i][p][k] == pc_e[i]),
+                                           b_s[i][p][k][1] < pc_seq[i][p])),
         ForAll(Inc, lambda i: ForAll(Part, lambda p: Implies(
-            And(TV01, NO_EXPIRY, NO_ZOMBIES, in_use(p), pc_e[i] != -1, pc_e[i] == pl_e[p][tid_of(i)]),
+            And(TV01, NO_EXPIRY, NO_ZOMBIES, ONE_BATCH, in_use(p), pc_e[i] != -1, pc_e[i] == pl_e[p][tid_of(i)]),
             pc_seq[i][p] > pl_seq[p][tid_of(i)])))),
            "Before TV2 (one epoch spans a client's consecutive transactions, sequence numbers keep growing), a "
            "batch still in flight at p's stored epoch has a sequence above p's last one, as has the next batch "
            "a client holding that epoch creates: the client numbers batches in the order it sends them, one "
-           "at a time per partition (data partitions: a TxnOffsetCommit carries no sequence)."),
+           "at a time per partition (data partitions: a TxnOffsetCommit carries no sequence). With several batches "
+           "per partition (config batches) the second may be appended first and the first give its sequence back "
+           "(kafka-protocol §2.3), so it needs batches=1."),
     Always("IND-207", ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Slot, lambda s: Implies(
         And(KIP98_ND, log_kind[p][s] == Kind.DATA, log_pid[p][s] == t, pl_open[p][t], s >= pl_first[p][t]),
         And(g_ck[t] >= 1, log_inc[p][s] == g_ci[t], log_k[p][s] == g_ck[t]))))),

@@ -35,10 +35,10 @@ INVARIANTS = (
                                                  And(pl_hw[p] == 0, pl_le[p] == 0))),
            "A lagging HW is at most the log end and at least the LSO; without replication lag the HW and leader "
            "epoch cells stay 0."),
-    Always("IND-212", each_batch(lambda i, p, k: Implies(n_pw[i][p][k] != 0, And(
-        lagged(p), n_pwe[i][p][k] <= pl_le[p],
-        Implies(n_pwe[i][p][k] == pl_le[p], And(n_pw[i][p][k] <= pl_end[p], Exists(Slot, lambda s: And(
-            s + 1 == n_pw[i][p][k], batch_slot(p, s, i, k)))))))),
+    Always("IND-212", each_batch(lambda i, p, k: Implies(n_pw[i][p][k][1] != 0, And(
+        lagged(p), n_pwe[i][p][k][1] <= pl_le[p],
+        Implies(n_pwe[i][p][k][1] == pl_le[p], And(n_pw[i][p][k][1] <= pl_end[p], Exists(Slot, lambda s: And(
+            s + 1 == n_pw[i][p][k][1], batch_slot(p, s, i, k)))))))),
            "A Produce waiting for the HW at the current leader is the batch at the offset it waits for; it waits "
            "only with replication lag, at a leader no newer than the current one."),
     Always("IND-213", each_marker(lambda t, p, c: Implies(n_mw[t][p][c] != 0, And(

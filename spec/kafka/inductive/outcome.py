@@ -69,7 +69,7 @@ INVARIANTS = (
            "A pending transaction start names a begun transaction."),
 )
 INVARIANTS += (
-    Always("IND-90", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k] == Ver.OK, Not(pl_vst[p][i][k])), And(
+    Always("IND-90", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1])), And(
         g_ck[tid_of(i)] >= 1, g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch the coordinator verified whose guard is current belongs to its current transaction."),
     Always("IND-91", each_batch(lambda i, p, k: Implies(
@@ -87,7 +87,7 @@ INVARIANTS += (
         And(TV2, pl_open[p][tid_of(i)], b_e[i][p][k] != -1, b_e[i][p][k] == pl_e[p][tid_of(i)]),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))),
            "Under TV2, a batch at the epoch of an open span belongs to the coordinator's current transaction."),
-    Always("IND-95", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k] == Ver.ADDING), And(
+    Always("IND-95", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k][1] == Ver.ADDING), And(
         tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
         tc_pend_cli[tid_of(i)] == i, g_pk[tid_of(i)] == k, b_e[i][p][k] == tc_e[tid_of(i)],
         Implies(tc_st[tid_of(i)] == S.Ongoing, And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))))),
@@ -95,8 +95,8 @@ INVARIANTS += (
            "its epoch."),
 )
 INVARIANTS += (
-    Always("IND-96", each_batch(lambda i, p, k: Implies(And(pc_b[i][p] == BatchSt.NONE, k == pc_k[i]), And(
-        b_e[i][p][k] == -1, n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE))),
+    Always("IND-96", each_batch(lambda i, p, k: Implies(And(pc_b[i][p][1] == BatchSt.NONE, k == pc_k[i]), And(
+        b_e[i][p][k] == -1, n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE))),
            "A batch the client has not drained yet in its current transaction has no epoch, request or response."),
 )
 INVARIANTS += (
@@ -132,8 +132,8 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-101", each_batch(lambda i, p, k: Implies(b_e[i][p][k] == -1, And(
-        n_prod[i][p][k] == 0, n_pres[i][p][k] == PResp.NONE, g_ack[i][p][k] == False,
-        pl_vb[p][i][k] == Ver.NONE))),
+        n_prod[i][p][k][1] == 0, n_pres[i][p][k][1] == PResp.NONE, g_ack[i][p][k][1] == False,
+        pl_vb[p][i][k][1] == Ver.NONE))),
            "A batch never drained (no epoch fixed) has no Produce request, response, acknowledgement or "
            "verification in progress."),
 )
@@ -236,7 +236,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-116", ForAll(Inc, lambda i: ForAll(Part, lambda p: Implies(
         pc_st[i].is_in(PcState.COMMITTING_TRANSACTION, PcState.ABORTING_TRANSACTION, PcState.INITIALIZING, PcState.READY),
-        pc_b[i][p] != BatchSt.SENT))),
+        pc_b[i][p][1] != BatchSt.SENT))),
            "A client ending, initialising or between transactions has no batch in flight (EndTxn waits for "
            "every batch to complete)."),
 )
@@ -251,7 +251,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-118", ForAll(Inc, lambda i: Implies(pc_st[i].is_in(PcState.IDLE, PcState.UNINITIALIZED), And(
         pc_k[i] == 0, pc_e[i] == -1, pc_rq[i] == Rq.NONE, Not(n_creq[i]), n_cresp[i] == CResp.NONE,
-        ForAll(Part, lambda p: pc_b[i][p] == BatchSt.NONE)))),
+        ForAll(Part, lambda p: pc_b[i][p][1] == BatchSt.NONE)))),
            "An incarnation that has not called initTransactions yet has begun nothing and sent nothing."),
 )
 INVARIANTS += (
@@ -268,7 +268,7 @@ INVARIANTS += (
            "No coordinator answer is abortable in this model (no handler row answers TRANSACTION_ABORTABLE)."),
 )
 INVARIANTS += (
-    Always("IND-121", each_batch(lambda i, p, k: Implies(Or(g_ack[i][p][k], n_pres[i][p][k] == PResp.OK),
+    Always("IND-121", each_batch(lambda i, p, k: Implies(Or(g_ack[i][p][k][1], n_pres[i][p][k][1] == PResp.OK),
                                                          slot_of(i, p, k))),
            "A batch answered NONE (acknowledged) is in p's log."),
     Always("IND-122", each_tid_part(lambda t, p: Implies(pl_seq[p][t] >= 0, Exists(Slot, lambda s: And(

@@ -38,7 +38,7 @@ INVARIANTS = (
             ForAll(Inc, lambda i: And(Not(pc_rot[i]), Not(n_creq_rot[i]), Not(n_late_rot[i]), Not(n_cresp_rot[i]))),
             ForAll(IncSlot, lambda i: ForAll(Part, lambda p: ForAll(TxnSlot, lambda k: Not(b_rot[i][p][k])))))),
         ForAll(IncSlot, lambda i: ForAll(Part, lambda p: ForAll(TxnSlot, lambda k: Implies(
-            b_rot[i][p][k], Not(pl_vb[p][i][k].is_in(Ver.OK, Ver.ADDING)))))))),
+            b_rot[i][p][k], Not(pl_vb[p][i][k][1].is_in(Ver.OK, Ver.ADDING)))))))),
            "Before the tid moves to its second pid nothing is written for that pid at a partition and no marker "
            "carries it; before the Prepare* with nextProducerId is durable (whose EndTxn answer hands it out) "
            "no client, request, answer or batch holds it either; and no batch of it passes verification at a "
