@@ -152,6 +152,11 @@ OP = Config("parts")  # with `ctp`, the __consumer_offsets partition op(group) i
 MULTI = Config("offset_commits") >= 2
 
 
+# config `batches` >= 2 (§2.3): several batches per partition in flight; lastAckedSequence, re-sequencing and the
+# verification entry's lowest sequence are kept only then
+MULTI_BATCH = Config("batches") >= 2
+
+
 # config `replication_lag` (§3.13): appends at a data partition land above its HW and are acknowledged once the
 # followers caught up (PL-40); __consumer_offsets keeps HW = log end (its leader does not change in the model)
 LAG = Config("replication_lag") == 1

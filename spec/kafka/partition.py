@@ -26,7 +26,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, Min, MinOver, Not, 
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BatSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (MULTI_BATCH, batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BatSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import b, c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
@@ -50,13 +50,17 @@ PB = batch_pid(i, p, k)
 stored = pl_e[p][PB]
 last = pl_seq[p][PB]
 at_op = is_op(p)  # TxnOffsetCommit batches carry no sequence: only the epoch is checked (§3.4 O4)
-# a duplicate matches a batch the entry retains exactly (ProducerStateEntry.findDuplicateBatch): one of the pid's
-# batches in p's log with this epoch and sequence (the entry forgets them when its epoch changes, so e_b == stored)
-dup = And(Not(at_op), e_b == stored, s_b <= last, Or(*[And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == PB,
-                                                           log_e[p][s] == e_b, log_seq[p][s] == s_b)
-                                                       for s in range(MAXS)]))
+
+
+def retained(s):
+    """Slot s of p holds a batch of the pid with batch (i, p, k, b)'s epoch and sequence: one the pid's entry retains
+    (it forgets them when its epoch changes, so only at the stored epoch)."""
+    return And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == PB, log_e[p][s] == e_b, log_seq[p][s] == s_b)
+
+
+# a duplicate matches a retained batch exactly (ProducerStateEntry.findDuplicateBatch)
+dup = And(Not(at_op), e_b == stored, s_b <= last, Or(*[retained(s) for s in range(MAXS)]))
 fenced = e_b < stored
-MULTI_BATCH = Config("batches") >= 2
 low = pl_low[p][PB]
 # a batch above the lowest sequence the pid's VerificationStateEntry has seen waits for the lower one (KIP-890 part 1:
 # ProducerAppendInfo.checkSequence; kept with `batches` >= 2, where one transaction has several batches at p)
@@ -146,8 +150,7 @@ def acked(waits, until=None):
 
 # a duplicate's answer carries the original batch's offsets, so it waits as the original does while that batch is
 # above the HW (ReplicaManager.appendRecords: the DelayedProduce of the duplicate's LogAppendInfo)
-dup_end = Max(*[If(And(log_kind[p][s] == Kind.DATA, log_pid[p][s] == PB, log_e[p][s] == e_b, log_seq[p][s] == s_b),
-                   s + 1, 0) for s in range(MAXS)])
+dup_end = Max(*[If(retained(s), s + 1, 0) for s in range(MAXS)])
 dup_waits = And(lagged(p), dup_end > pl_hw[p])
 
 

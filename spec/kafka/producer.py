@@ -1,7 +1,7 @@
 """Producer client table: `TransactionManager` (clients/.../producer/internals/TransactionManager.java).
 
 Each incarnation runs a finite script: initTransactions, then `txns` transactions, each writing
-one batch to every partition in use and committing (or aborting when the app chooses, with
+`batches` batches (one by default; kafka-protocol §2.3) to every data partition in use, a TxnOffsetCommit with `ctp`, and committing (or aborting when the app chooses, with
 `app_aborts`, or after an error). One coordinator request is outstanding at a time; the message carries its own content
 (kind, epoch, partition: `requests.py`), copied from the client's fields, which do not change while
 the request is outstanding. Responses are consumed from the network vars of `state.py`.
@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (ROTATION, CTP, JAVA, JAVA_CLIENT_BUMP, MAXB, MAXP, MULTI, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+from .domains import (ROTATION, CTP, JAVA, JAVA_CLIENT_BUMP, MAXB, MAXP, MULTI, MULTI_BATCH, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import b, i, k, p
 from .requests import resent, sent, sent_if
@@ -45,15 +45,13 @@ resp = lambda kind, code: (pc_rq[i] == kind, n_cresp[i] == code)
 END = (Rq.COMMIT, Rq.ABORT)
 ready_after_end = PcState.READY
 ALL_BATCHES = tuple((q, bb) for q in range(MAXP) for bb in range(1, MAXB + 1))
-# config `batches` >= 2 (§2.3): several batches per partition in flight, lastAckedSequence and re-sequencing kept
-MULTI_BATCH = Config("batches") >= 2
 started = Or(*(pc_add[i][q] for q in range(MAXP)), *(pc_b[i][q][bb] != BatchSt.NONE for q, bb in ALL_BATCHES))
 
 
 def in_script(q, bb):
     """Batch bb to q is in each transaction's script: `batches` of them to a data partition, one TxnOffsetCommit per
     sendOffsetsToTransaction call to op."""
-    return And(writes_to(q), Or(bb == 1, Not(is_op(q))))
+    return And(writes_to(q), bb <= Config("batches"), Or(bb == 1, Not(is_op(q))))
 
 
 def earlier_done(q, bb):
@@ -108,7 +106,7 @@ def drained_before(q, bb):
 
 def all_acked(q):
     """Every batch of the transaction's script to q was acknowledged (commitTransaction flushes first)."""
-    return And(*(Or(Not(in_script(q, bb)), bb > Config("batches"), pc_b[i][q][bb] == BatchSt.ACKED)
+    return And(*(Or(Not(in_script(q, bb)), pc_b[i][q][bb] == BatchSt.ACKED)
                  for bb in range(1, MAXB + 1)))
 
 

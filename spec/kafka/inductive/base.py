@@ -7,7 +7,8 @@ from txncheck.spec.model import Always
 from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
                       TxnState as S, Ver, tid_of, writes_to)
 from .pids import b_x, cresp_x, durable_x, owner, pc_x
-from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_b, log_inc, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
+from ..properties import is_batch
+from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_vb, pl_vst,
@@ -60,7 +61,7 @@ def each_batch(f):
 
 def batch_slot(p, s, i, k):
     """Slot s of p holds client batch (i, p, k): its first batch, the one the invariants describe (config `batches`)."""
-    return And(log_kind[p][s] == Kind.DATA, log_inc[p][s] == i, log_k[p][s] == k, log_b[p][s] == 1)
+    return And(log_kind[p][s] == Kind.DATA, is_batch(p, s, i, k, 1))
 
 
 def slot_of(i, p, k):

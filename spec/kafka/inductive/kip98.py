@@ -10,7 +10,7 @@ and 208 are the KIP98_ND twins of IND-32, IND-81 and IND-64.
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import (BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Rq, Slot, TV01,
+from ..domains import (MULTI_BATCH, BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Rq, Slot, TV01,
                        Tid, Txn, Ver, in_use, tid_of, TxnState as S)
 from ..state import (b_e, b_s, g_ci, g_ck, g_dec, g_pk, log_inc, log_k, log_kind, log_out, log_pid, log_ret, n_creq,
                      n_cresp, n_cresp_e, n_pres, n_prod, pc_add, pc_b, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st, pl_e,
@@ -25,7 +25,7 @@ NO_DELAYS = Config("delays") == 0
 # protocols (a)/(b) without late produce (no delivery-timeout expiry of an in-flight batch), no client resend and
 # no zombie incarnation
 KIP98_ND = And(TV01, NO_DELAYS, NO_DUPLICATES, NO_ZOMBIES)
-ONE_BATCH = Config("batches") == 1  # one batch per partition per transaction (config batches, §2.3)
+ONE_BATCH = Not(MULTI_BATCH)  # one batch per partition per transaction (config batches, §2.3)
 
 
 def registered(i, p):
