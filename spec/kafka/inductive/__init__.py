@@ -2,8 +2,8 @@
 
 Facts about every reachable state that are not properties of §5 themselves but make them provable
 by 1-induction for every depth. With all of them, every always property but BOUNDS (a counting
-bound on the log's length) is 1-inductive on config tiny (19 of 20), on ci and on eos (21 of 22, ATOM-3
-and EOS-1 included):
+bound on the log's length) is 1-inductive on config tiny (20 of 21, ORD-5 included) and on eos (22 of 23, ATOM-3
+and EOS-1 included; measured 2026-11-28), and was on ci (21 of 22, before ORD-5 was added; not re-run since):
 `txncheck bmc kafka --depth 0` proves them first (Houdini), and `txncheck bmc` uses what it proved
 on every unrolled state. A variant that breaks an invariant just loses it (Houdini drops it).
 
