@@ -21,6 +21,9 @@ from .model import ResolvedConfig, Row, Spec
 
 
 
+_UNBOUND = object()  # a free parameter with no value: grounding it raises, so nothing is cached
+
+
 class Grounder:
     """The expressions and rows of `spec` under one configuration (`g`, `row_actions`); `domains` checks
     each row and property the grounding meets."""
@@ -32,9 +35,21 @@ class Grounder:
         self.var_by_name = {vl.var.name: vl for vl in self.layout.vars}
         self.choice_index = {p.name: p.choices for p in spec.params if p.choices}
         self.domains = DomainCheck(spec)
+        # a composite expression grounds to the same thing wherever its free parameters have the same
+        # values: rows share helpers (a guard over every log slot, say) across all their parameter
+        # combinations, so grounding each once per distinct binding keeps grounding linear in the spec
+        self._grounded: dict = {}
+        self._free: dict = {}
+        self._bool: dict = {}
 
     # type inference on the IR: is this expression boolean?
     def is_bool(self, e: Expr) -> bool:
+        got = self._bool.get(e)
+        if got is None:
+            got = self._bool[e] = self._is_bool(e)
+        return got
+
+    def _is_bool(self, e: Expr) -> bool:
         if isinstance(e, Lit):
             return e.domain is not None and e.domain.is_bool
         if isinstance(e, Var):
@@ -54,7 +69,35 @@ class Grounder:
                 return self.is_bool(e.args[1]) and self.is_bool(e.args[2])
         return False
 
+    def free_names(self, e: Expr) -> tuple:
+        """The names of the parameters e reads that no quantifier inside it binds (sorted)."""
+        got = self._free.get(e)
+        if got is None:
+            if isinstance(e, ParamRef):
+                names = {e.name}
+            elif isinstance(e, Quant):
+                names = set(self.free_names(e.body)) - {e.var.name}
+            elif isinstance(e, Op):
+                names = {n for a in e.args for n in self.free_names(a)}
+            elif isinstance(e, Member):
+                names = set(self.free_names(e.subset)) | set(self.free_names(e.elem))
+            elif isinstance(e, Read):
+                names = {n for a in e.index for n in self.free_names(a)}
+            else:
+                names = set()
+            got = self._free[e] = tuple(sorted(names))
+        return got
+
     def g(self, e: Expr, b: dict, row: str | None) -> GExpr:
+        if isinstance(e, (Op, Quant, Read, Member)):
+            key = (e, *(b.get(n, _UNBOUND) for n in self.free_names(e)))
+            got = self._grounded.get(key)
+            if got is None:
+                got = self._grounded[key] = self._g(e, b, row)
+            return got
+        return self._g(e, b, row)
+
+    def _g(self, e: Expr, b: dict, row: str | None) -> GExpr:
         if isinstance(e, Lit):
             return GConst(int(e.value))
         if isinstance(e, ConfigRef):

@@ -96,11 +96,19 @@ class ModelRequest:
         else:
             config = self.config or (spec.configs[0].name if spec.configs else None)
             settings = {}
-        model = ground(spec, spec.resolve_config(config, {**settings, **dict(self.overrides)}))  # --set wins
-        if source is not None:
-            model = replace(model, source=source)
+        resolved = spec.resolve_config(config, {**settings, **dict(self.overrides)})  # --set wins
+        # the same model asked for in other words (a trace replayed names every value, a check only the config)
+        same = (ref, resolved, self.variant, self.invariants, id(base))
+        hit = _GROUNDED.get(same)
+        if hit is not None and hit[0] is base:
+            model = hit[1] if hit[1].source == source else replace(hit[1], source=source)
+        else:
+            model = ground(spec, resolved)
+            if source is not None:
+                model = replace(model, source=source)
+            _GROUNDED[same] = (base, model)
         _GROUNDED[key] = (base, model)
-        while len(_GROUNDED) > 8:
+        while len(_GROUNDED) > 16:
             _GROUNDED.popitem(last=False)
         return model
 
