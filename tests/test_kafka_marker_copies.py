@@ -135,5 +135,5 @@ def test_without_a_copy_the_lenient_check_is_harmless():
 def test_engines_agree_with_a_stale_copy():
     m = build_model(SPEC, "tiny", dict(SMALL, failovers=0, protocol="verify"))
     out = assert_agree(m, ExploreOptions(stop_on_violation=False, check_deadlock=True))
-    assert out["distinct"] == 4266
+    assert out["distinct"] == 4286
 

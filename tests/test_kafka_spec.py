@@ -185,7 +185,7 @@ def test_the_reference_client_shows_the_reference_defects(protocol):
 
 
 @pytest.mark.parametrize("client,protocol,depth", [("java", "kip98", 11), ("java", "verify", 11), ("java", "tv2", None),
-                                                    ("reference", "verify", 25), ("reference", "tv2", None)])
+                                                    ("reference", "verify", 27), ("reference", "tv2", None)])
 def test_who_sets_epoch_bump_required(client, protocol, depth):
     """kafka-protocol §2.2 client profiles: java sets epochBumpRequired (pc_bump) after any failed batch under
     TV0/1 (the first delivery timeout, 11 steps) and never under tv2, where EndTxn bumps; reference only after

@@ -6,7 +6,7 @@ unused cells keep their initial value, so they add no states. Other index domain
 transactional ids, transactions, coordinator epochs) are sized by configuration constants.
 """
 from txncheck.spec.domains import BOOL, ConstPlus, EnumDomain, IdSet, IntRange
-from txncheck.spec.expr import And, Config, If, MaxOver, Min, Or
+from txncheck.spec.expr import And, Config, If, MaxOver, Min, Not, Or
 
 MAXP = 2  # data partitions the tables are written for (config `parts` <= MAXP)
 MAXT = 2  # transactional ids the tables are written for (config `tids` <= MAXT)
@@ -152,9 +152,17 @@ OP = Config("parts")  # with `ctp`, the __consumer_offsets partition op(group) i
 MULTI = Config("offset_commits") >= 2
 
 
-# config `batches` >= 2 (§2.3): several batches per partition in flight; lastAckedSequence, re-sequencing and the
-# verification entry's lowest sequence are kept only then
+# config `batches` >= 2 (§2.3): several batches per partition in flight; lastAckedSequence and the re-sequencing of
+# later batches are kept only then
 MULTI_BATCH = Config("batches") >= 2
+# A failed batch gives its sequence back (§2.3) observably when a later batch of the transaction is in flight, or
+# when the client keeps its epoch after the failure (reference under TV0/1), so the next transaction reuses it. The
+# Java client under TV0/1 and every client under TV2 start the next transaction at a new epoch, sequence 0.
+SEQ_GIVEN_BACK = Or(MULTI_BATCH, And(Not(JAVA), TV01))
+# The leader's VerificationStateEntry.lowestSequence (§2.3, §3.11) is observable when one epoch sends two sequences to
+# a partition: several batches, or TV0/1, where an epoch spans transactions and a late copy of an earlier
+# transaction's batch lowers it. Under TV2 with one batch every transaction has its own epoch and sequence 0.
+LOWEST_SEQUENCE = Or(MULTI_BATCH, TV01)
 
 
 # config `replication_lag` (§3.13): appends at a data partition land above its HW and are acknowledged once the

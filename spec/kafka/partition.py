@@ -13,7 +13,9 @@ their answers wait in DelayedProduce (PL-40..PL-44), and a leader change may tru
 is a variable updated by every append and HW move: min(first offset of every span open below the HW, HW) (§1.4). Duplicate detection keeps every
 batch of the current epoch (the configs never exceed NUM_BATCHES_TO_RETAIN = 5 per epoch).
 Verification (§3.11, P4) is per batch and shared per pid, as Kafka's leader keeps it: every batch of a pid that
-needs verification joins the pid's VerificationStateEntry at p and carries its guard, and is verified on its own;
+needs verification joins the pid's VerificationStateEntry at p and carries its guard, and is verified on its own
+(only a batch below the stored epoch is refused before it; a duplicate or out-of-order batch is answered after it,
+§3.5 "Order");
 a marker of the pid at p clears the entry, so the guards held then are stale (`entry_cleared`), and a stale guard
 fails the append only while the pid has no ongoing transaction at p (INVALID_TXN_STATE); with one, the guard is
 not checked and the epoch and sequence checks decide. A retry copy of a batch that is itself held waits in the
@@ -26,7 +28,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, Min, MinOver, Not, 
 from txncheck.spec.model import Row, Table
 
 from .chart import PARTITION
-from .domains import (MULTI_BATCH, batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BatSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
+from .domains import (LOWEST_SEQUENCE, batch_used, invalid_epoch, lagged, pid_of, pid_used, tid_of, tid_used, IncSlot, TxnSlot, BatSlot, BATCH_CELLS, MAXS, Kind, Outcome, PcState, PResp, Protocol, Result, Tid, Ver, TV2, generation,
                       is_op, writes_to)
 from .params import b, c, i, k, p, T, t
 from .replication import ROWS as REPLICATION_ROWS
@@ -62,9 +64,9 @@ def retained(s):
 dup = And(Not(at_op), e_b == stored, s_b <= last, Or(*[retained(s) for s in range(MAXS)]))
 fenced = e_b < stored
 low = pl_low[p][PB]
-# a batch above the lowest sequence the pid's VerificationStateEntry has seen waits for the lower one (KIP-890 part 1:
-# ProducerAppendInfo.checkSequence; kept with `batches` >= 2, where one transaction has several batches at p)
-above_low = And(MULTI_BATCH, low != -1, s_b > low)
+# a batch above the lowest sequence the pid's VerificationStateEntry has seen is refused (KIP-890 part 1:
+# ProducerAppendInfo.checkSequence; kept where one epoch sends several sequences to p, LOWEST_SEQUENCE)
+above_low = And(LOWEST_SEQUENCE, low != -1, s_b > low)
 oos = And(Not(at_op), Or(And(stored != -1, e_b > stored, s_b != 0), And(stored != -1, e_b == stored, s_b != last + 1),
                          And(stored == -1, TV2, s_b != 0), above_low))
 # KIP-447 (§3.4 O2): the group coordinator fences a TxnOffsetCommit from a member of an older generation
@@ -80,8 +82,13 @@ not_held = vb == Ver.NONE
 # the append's guard check (UnifiedLog.analyzeAndValidateProducerState): skipped while the pid has an ongoing
 # transaction at p (an open span, whatever its epoch); otherwise the batch's guard must still be the entry's
 guard_ok = Or(Not(pl_vst[p][i][k][b]), pl_open[p][PB])
+# Before verification the leader refuses only a batch below the stored epoch (UnifiedLog.
+# maybeStartTransactionVerification); a duplicate or out-of-order batch that needs verification starts it like any
+# other, joining the pid's VerificationStateEntry, and the append's checks answer it afterwards (PL-07)
+early_dup = And(dup, Not(needs_verify))
+early_oos = And(Not(fenced), oos, Not(needs_verify))
 # answered whatever the verification state (PL-01, PL-02, PL-03); another copy of a held batch waits (module doc)
-answered_while_held = Or(dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), And(Not(fenced), oos))
+answered_while_held = Or(early_dup, And(fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))), early_oos)
 
 # an abandoned copy of (i, k)'s TxnOffsetCommit is in flight (§3.4 O6); on op each call is one batch, b = 1
 abandoned = And(b == 1, n_oab[i][k] != -1)
@@ -103,7 +110,7 @@ def none_held(part, pid):
 def entry_seen():
     """Batch (i, p, k, b) starts verification: the pid's VerificationStateEntry keeps the lowest sequence of its
     epoch, or starts again at a higher epoch (VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch)."""
-    keep = And(MULTI_BATCH, Not(at_op))
+    keep = And(LOWEST_SEQUENCE, Not(at_op))
     fresh = Or(low == -1, e_b > pl_low_e[p][PB])
     return (pl_low[p][PB].set(If(keep, If(fresh, s_b, If(e_b == pl_low_e[p][PB], Min(low, s_b), low)), low)),
             pl_low_e[p][PB].set(If(keep, If(fresh, e_b, pl_low_e[p][PB]), pl_low_e[p][PB])))
@@ -298,23 +305,25 @@ STALE_MARKER = MarkerMsg(
 
 ROWS = (
     # -- Produce (§3.5; on op a TxnOffsetCommit, §3.4) and its verification (§3.11) ----------------
-    Row("PL-01", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, dup),
+    Row("PL-01", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, early_dup),
         updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), *acked(dup_waits, dup_end), w_dup.set(True)),
-        ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets); {PAI}.checkSequence, "
-            "ProducerStateEntry.findDuplicateBatch"),
+        ref=f"kafka-protocol §3.5 P5 (duplicate: NONE with the original offsets; at once only when no verification "
+            f"is needed, §3.5 Order); {PAI}.checkSequence, ProducerStateEntry.findDuplicateBatch"),
     Row("PL-02", A, "Produce", params=(i, p, k, b),
         guard=(writes_to(p), in_flight, Not(dup), fenced, Or(Not(at_op), And(gen_ok, Not(needs_verify)))),
         updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), n_pres[i][p][k][b].set(FENCED_RESP)),
         ref=f"kafka-protocol §3.5 P6 (INVALID_PRODUCER_EPOCH, abortable 2.7+), §3.4 O4 (fatal for "
             f"TxnOffsetCommit); {PAI}.checkProducerEpoch"),
-    Row("PL-03", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, Not(dup), Not(fenced), oos),
+    Row("PL-03", A, "Produce", params=(i, p, k, b), guard=(writes_to(p), in_flight, Not(dup), early_oos),
         updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), n_pres[i][p][k][b].set(PResp.OOS)),
-        ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER); {PAI}.checkSequence"),
+        ref=f"kafka-protocol §3.5 P7/P8, P9 under TV2 (OUT_OF_ORDER_SEQUENCE_NUMBER; at once only when no "
+            f"verification is needed, §3.5 Order); {PAI}.checkSequence"),
     Row("PL-04", A, "Produce", params=(i, p, k, b),
-        guard=(writes_to(p), in_flight, Or(at_op, seq_ok), needs_verify, not_held),
+        guard=(writes_to(p), in_flight, Or(at_op, Not(fenced)), needs_verify, not_held),
         updates=(n_prod[i][p][k][b].set(n_prod[i][p][k][b] - 1), vb.set(Ver.PENDING), pl_vst[p][i][k][b].set(False),
                  *entry_seen()),
-        ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add); "
+        ref="kafka-protocol §3.5 P2, §3.11 (no open span at this epoch: verify first / TV2 implicit add; only P6 "
+            "is checked before, §3.5 Order); UnifiedLog.maybeStartTransactionVerification, "
             "ReplicaManager.appendRecords -> AddPartitionsToTxnManager; on op the group coordinator verifies before "
             "its generation and epoch checks (GroupCoordinator.handleTxnCommitOffsets)"),
     Row("PL-05", A, "Produce", params=(i, p, k, b),

@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Config, ForAll, If, Max, Not, Or
 from txncheck.spec.model import Row, Table
 
 from .chart import PRODUCER
-from .domains import (ROTATION, CTP, JAVA, JAVA_CLIENT_BUMP, MAXB, MAXP, MULTI, MULTI_BATCH, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
+from .domains import (ROTATION, CTP, JAVA, JAVA_CLIENT_BUMP, MAXB, MAXP, MULTI, MULTI_BATCH, SEQ_GIVEN_BACK, NO_PART, OP, BatchSt, CResp, Part, PcState, PResp, Rq, TV01,
                       TV2, is_op, writes_to)
 from .params import b, i, k, p
 from .requests import resent, sent, sent_if
@@ -90,10 +90,10 @@ def resend(q, kk, bb):
 
 def resequence(q, kk, bb):
     """A failed batch bb to q gives its sequence back (TxnPartitionEntry.adjustSequencesDueToFailedBatch, with
-    `batches` >= 2): the next sequence is one less, and every later batch still in flight is marked to carry one less
+    SEQ_GIVEN_BACK): the next sequence is one less, and every later batch still in flight is marked to carry one less
     when it is next sent. The failed batch took a sequence when it was drained, so the next one is at least 1 (Kafka
     throws IllegalStateException below 0; the conjunct keeps the decrement in range for the symbolic type check)."""
-    adjust = And(MULTI_BATCH, Not(is_op(q)), pc_seq[i][q] >= 1)
+    adjust = And(SEQ_GIVEN_BACK, Not(is_op(q)), pc_seq[i][q] >= 1)
     return (pc_seq[i][q].set(If(adjust, pc_seq[i][q] - 1, pc_seq[i][q])),
             *[pc_rs[i][q][e].set(Or(pc_rs[i][q][e], And(adjust, bb < e, pc_b[i][q][e] == BatchSt.SENT)))
               for e in range(2, MAXB + 1)])
@@ -195,8 +195,10 @@ ROWS = (
         doc="Client `reference` sets epochBumpRequired on OUT_OF_ORDER_SEQUENCE_NUMBER only; client `java` on every "
             "failed data batch under kip98 and verify, never under tv2, and not for a failed TxnOffsetCommit (p = op). "
             "With `batches` >= 2 an OUT_OF_ORDER_SEQUENCE_NUMBER fails the batch only when it is the next sequence "
-            "(else PC-25 retries it) or an earlier batch failed (its sequence may be unresolved), and the failure "
-            "re-sequences the later batches in flight (adjustSequencesDueToFailedBatch)."),
+            "(else PC-25 retries it) or an earlier batch failed (its sequence may be unresolved). The failure gives the "
+            "sequence back and re-sequences the later batches in flight (adjustSequencesDueToFailedBatch), where that "
+            "is observable: with `batches` >= 2, or a client that keeps its epoch under kip98 and verify (reference), "
+            "whose next transaction reuses the sequence."),
     Row("PC-10", A, "Produce response fatal", params=(i, p, k, b),
         guard=(n_pres[i][p][k][b] == PResp.FENCED, pc_k[i] == k, pc_b[i][p][b] == BatchSt.SENT,
                pc_st[i] != PcState.CRASHED),

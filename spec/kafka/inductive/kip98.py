@@ -10,7 +10,7 @@ and 208 are the KIP98_ND twins of IND-32, IND-81 and IND-64.
 from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import (MULTI_BATCH, BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Rq, Slot, TV01,
+from ..domains import (MULTI_BATCH, SEQ_GIVEN_BACK, BatchSt, CResp, Inc, KIP98, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Rq, Slot, TV01,
                        Tid, Txn, Ver, in_use, tid_of, TxnState as S)
 from ..state import (b_e, b_s, g_ci, g_ck, g_dec, g_pk, log_inc, log_k, log_kind, log_out, log_pid, log_ret, n_creq,
                      n_cresp, n_cresp_e, n_pres, n_prod, pc_add, pc_b, pc_e, pc_k, pc_rq, pc_rqp, pc_seq, pc_st, pl_e,
@@ -177,7 +177,8 @@ INVARIANTS = (
                 b_e[i][p][k] == pl_e[p][tid_of(i)]), b_s[i][p][k][1] > pl_seq[p][tid_of(i)])),
         each_batch(lambda i, p, k: Implies(And(TV01, NO_EXPIRY, ONE_BATCH, in_use(p), b_e[i][p][k] != -1,
                                                    b_e[i][p][k] == pc_e[i]),
-                                           b_s[i][p][k][1] < pc_seq[i][p])),
+                                           If(SEQ_GIVEN_BACK, b_s[i][p][k][1] <= pc_seq[i][p],
+                                              b_s[i][p][k][1] < pc_seq[i][p]))),
         ForAll(Inc, lambda i: ForAll(Part, lambda p: Implies(
             And(TV01, NO_EXPIRY, NO_ZOMBIES, ONE_BATCH, in_use(p), pc_e[i] != -1, pc_e[i] == pl_e[p][tid_of(i)]),
             pc_seq[i][p] > pl_seq[p][tid_of(i)])))),
@@ -186,7 +187,8 @@ INVARIANTS = (
            "a client holding that epoch creates: the client numbers batches in the order it sends them, one "
            "at a time per partition (data partitions: a TxnOffsetCommit carries no sequence). With several batches "
            "per partition (config batches) the second may be appended first and the first give its sequence back "
-           "(kafka-protocol §2.3), so it needs batches=1."),
+           "(kafka-protocol §2.3), so it needs batches=1. A client that keeps its epoch after a failed batch gives "
+           "the sequence back (SEQ_GIVEN_BACK), so its next batch may carry the failed one's."),
     Always("IND-207", ForAll(Part, lambda p: ForAll(Tid, lambda t: ForAll(Slot, lambda s: Implies(
         And(KIP98_ND, log_kind[p][s] == Kind.DATA, log_pid[p][s] == t, pl_open[p][t], s >= pl_first[p][t]),
         And(g_ck[t] >= 1, log_inc[p][s] == g_ci[t], log_k[p][s] == g_ck[t]))))),
