@@ -86,7 +86,7 @@ CONFIGS = (
                 "coordinator timeout abort, 1 coordinator failover, 1 produce delayed past the client's delivery "
                 "timeout; no consumer side (ctp=0), duplicate, loss, zombie, producer-state expiry or voluntary "
                 "abort. 205,632 states (1 s vector). tv2 passes with every applicable sometimes witnessed; verify "
-                "passes too (174,802 states: the Java client bumps the epoch after the failed batch, F1) and "
+                "passes too (183,733 states: the Java client bumps the epoch after the failed batch, F1) and "
                 "violates ATOM-2 (B1 b) with client=reference; kip98 violates TRACK-1 and LIVE-1 (B1 a), ATOM-2 and "
                 "FENCE-1 (B1 b with the retired epoch)."),
     NamedConfig("eos", (("protocol", "tv2"), *_BASE, ("ctp", 1), ("txns", 1), ("restart_txns", 1), ("timeouts", 1),
