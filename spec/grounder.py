@@ -70,7 +70,9 @@ class Grounder:
         return False
 
     def free_names(self, e: Expr) -> tuple:
-        """The names of the parameters e reads that no quantifier inside it binds (sorted)."""
+        """The names of the parameters e reads that no quantifier inside it binds (sorted). By name, as grounding
+        binds, and memoised per node: `expr._free_params` answers by identity and walks the whole subtree on every
+        call, which made grounding Kafka ci about a third slower when called per node."""
         got = self._free.get(e)
         if got is None:
             if isinstance(e, ParamRef):

@@ -155,10 +155,12 @@ MULTI = Config("offset_commits") >= 2
 # config `batches` >= 2 (§2.3): several batches per partition in flight; lastAckedSequence and the re-sequencing of
 # later batches are kept only then
 MULTI_BATCH = Config("batches") >= 2
+# The client keeps its epoch after a failed batch (§2.2 client profiles): reference under TV0/1. The Java client under
+# TV0/1 bumps it, and under TV2 EndTxn does, so their next transaction starts at a new epoch, sequence 0.
+EPOCH_KEPT_AFTER_FAILURE = And(Not(JAVA), TV01)
 # A failed batch gives its sequence back (§2.3) observably when a later batch of the transaction is in flight, or
-# when the client keeps its epoch after the failure (reference under TV0/1), so the next transaction reuses it. The
-# Java client under TV0/1 and every client under TV2 start the next transaction at a new epoch, sequence 0.
-SEQ_GIVEN_BACK = Or(MULTI_BATCH, And(Not(JAVA), TV01))
+# when the client keeps its epoch, so the next transaction reuses it.
+SEQ_GIVEN_BACK = Or(MULTI_BATCH, EPOCH_KEPT_AFTER_FAILURE)
 # The leader's VerificationStateEntry.lowestSequence (§2.3, §3.11) is observable when one epoch sends two sequences to
 # a partition: several batches, or TV0/1, where an epoch spans transactions and a late copy of an earlier
 # transaction's batch lowers it. Under TV2 with one batch every transaction has its own epoch and sequence 0.

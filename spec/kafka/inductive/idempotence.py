@@ -4,7 +4,7 @@ __init__.py).
 from txncheck.spec.expr import And, Config, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
-from ..domains import (JAVA, BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
+from ..domains import (EPOCH_KEPT_AFTER_FAILURE, BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, is_op, pid_of, tid_of, writes_to, TxnState as S)
 from .pids import b_pid, b_x, cresp_x, durable_x, handed_pend_x, owner, pc_x, pl_x
 from ..state import (b_e, b_rot, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
@@ -107,7 +107,8 @@ INVARIANTS += (
            "one that was appended (a duplicate needing verification starts it like any batch, kafka-protocol §3.5 "
            "Order)."),
     Always("IND-221", each_batch(lambda i, p, k: Implies(
-        And(Or(JAVA, TV2), pl_vb[p][i][k][1].is_in(Ver.PENDING, Ver.OK, Ver.ADDING), Not(pl_vst[p][i][k][1])),
+        And(Not(EPOCH_KEPT_AFTER_FAILURE), pl_vb[p][i][k][1].is_in(Ver.PENDING, Ver.OK, Ver.ADDING),
+            Not(pl_vst[p][i][k][1])),
         Not(And(pl_open[p][tid_of(i)], pl_e[p][tid_of(i)] == b_e[i][p][k])))),
            "A batch held for verification whose guard is current finds no span of its pid open at its epoch: it "
            "needed verification when it joined, and a span at its epoch opens only by its own append or, under "
