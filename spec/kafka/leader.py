@@ -39,15 +39,18 @@ from .state import (env_lf, g_lso_dec, log_ce, log_e, log_b, log_inc, log_k, log
 END = Param("end", Offset)  # the new leader's log end (FLT-05)
 
 
-def replay(p, t, limit=None):
+def replay(p, t, limit=None, skip=None):
     """The ProducerStateEntry of pid `t` at `p` that replaying the log of `p` from its start gives:
     (producerEpoch, last sequence, coordinatorEpoch, span open, first offset of the span). With `limit`, only the
-    slots below it are replayed (a truncated log, or the log up to the HW)."""
+    slots below it are replayed (a truncated log, or the log up to the HW); with `skip`, a replica's log that lacks
+    that slot (variant B14)."""
     e, seq, ce, is_open, first = -1, -1, -1, False, 0
     for s in range(MAXS):
         mine = log_pid[p][s] == t  # a slot at or above the log end is EMPTY
         if limit is not None:
             mine = And(mine, s < limit)
+        if skip is not None:
+            mine = And(mine, skip != s)
         data = And(mine, log_kind[p][s] == Kind.DATA)
         marker = And(mine, log_kind[p][s].is_in(Kind.COMMIT, Kind.ABORT))
         seq = If(data, log_seq[p][s], If(And(marker, log_e[p][s] != e), -1, seq))
@@ -58,11 +61,11 @@ def replay(p, t, limit=None):
     return e, seq, ce, is_open, first
 
 
-def stable_offset(p, hw_, limit=None):
+def stable_offset(p, hw_, limit=None, skip=None):
     """LSO(p) = min(first offset of every span open in the log below `hw_`, `hw_`): the spans still open at the
     log end and those whose marker is not yet below the HW (ProducerStateManager's ongoing and unreplicated
     transactions) are exactly the spans open in the replay of the log up to the HW (§1.4)."""
-    spans = [replay(p, t, hw_ if limit is None else Min(hw_, limit)) for t in range(MAXT)]
+    spans = [replay(p, t, hw_ if limit is None else Min(hw_, limit), skip) for t in range(MAXT)]
     return Min(*[If(is_open, first, hw_) for _, _, _, is_open, first in spans])
 
 
@@ -84,18 +87,19 @@ def truncate(p, end):
     return ups
 
 
-def rebuild(p, keep_open=True, end=None):
+def rebuild(p, keep_open=True, end=None, skip=None):
     """Updates of a leader change at `p`: with `replication_lag`, the log cut at the new leader's end `end`
     (truncate), the leader epoch bumped; every pid's entry replayed from the (kept) log, the LSO recomputed
     (stable_offset: the new leader keeps the HW), and a batch held for verification whose answer has come (its guard current
     or stale, or the coordinator's retriable answer) answered retriable by PL-09 (NOT_LEADER_OR_FOLLOWER: the old leader is no
     longer the leader when its verification callback runs). `keep_open` False is variant B13: a pid whose span
-    is open is missing from the rebuilt state."""
+    is open is missing from the rebuilt state. Without `end` the new leader has the whole log, less the slot `skip`
+    (variant B14)."""
     cut = end is not None
-    hw_ = If(lagged(p), pl_hw[p], end) if cut else pl_end[p]
-    states = [replay(p, t, end if cut else None) for t in range(MAXT)]
+    hw_ = If(lagged(p), pl_hw[p], end if cut else pl_end[p])
+    states = [replay(p, t, end if cut else None, skip) for t in range(MAXT)]
     if keep_open:
-        lso = stable_offset(p, hw_, end if cut else None)
+        lso = stable_offset(p, hw_, end if cut else None, skip)
     else:
         states = [tuple(If(st[3], empty, x) for x, empty in zip(st, (-1, -1, -1, False, 0))) for st in states]
         lso = Min(*[If(is_open, first, hw_) for _, _, _, is_open, first in states])
@@ -107,7 +111,8 @@ def rebuild(p, keep_open=True, end=None):
     ups += [pl_vb[p][j][kk][bb].set(If(pl_vb[p][j][kk][bb] == Ver.OK, Ver.RETRY, pl_vb[p][j][kk][bb]))
             for j, kk, bb in BATCH_CELLS]
     if cut:
-        ups += [*truncate(p, end), pl_end[p].set(end), pl_le[p].set(If(lagged(p), pl_le[p] + 1, pl_le[p]))]
+        ups += [*truncate(p, end), pl_end[p].set(end)]
+    ups.append(pl_le[p].set(If(lagged(p), pl_le[p] + 1, pl_le[p])))
     return (*ups, pl_lso[p].set(lso), g_lso_dec.set(Or(g_lso_dec, lso < pl_lso[p])), env_lf.set(env_lf + 1))
 
 

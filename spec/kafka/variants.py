@@ -10,6 +10,7 @@ from .handlers import END_TARGET, IS_COMMIT, PREPARE, cur, e_req, no_pend, prepa
 from .domains import CTP, OP, BatchSt, CResp, Part, PcState, PResp, Result, Rq, TxnState as S, TV2, in_use, tid_used, writes_to
 from .params import c, i, k, p, T, t
 from .leader import leader_change
+from .compaction import ROW as FLT06
 from .partition import PB, at_op, marker_append, marker_rejected
 from .coordinator import BY_ID as COORDINATOR_BY_ID
 from .producer import BY_ID as PRODUCER_BY_ID, all_acked
@@ -136,6 +137,20 @@ VARIANTS = (
             ref="Redpanda PR #30003 (#8566, #8624); kafka-protocol §6 B13, §3.13",
             trigger="a transactional batch appended at p (span open); the leader changes and the rebuilt producer "
                     "state lacks the pid; the LSO moves to the log end, past the open span"),
+    Variant("B14-compaction-drops-markers",
+            "Kafka as it is, with a behaviour the baseline leaves out: log compaction with a replica that was out of "
+            "the ISR. The leader's cleaner removes an aborted transaction's records and then its ABORT marker; a "
+            "replica that had fetched the records but not the marker comes back without it and is elected. Its "
+            "producer state has the transaction open: the LSO goes back and stays there, and the pid's next marker "
+            "at the partition decides the aborted records.",
+            breaks=("ORD-3", "DUR-2", "ORD-1", "TRACK-1", "LIVE-1", "ATOM-2", "FENCE-1"),
+            edits=(AddRow("faults", FLT06), SetParam("leader_failovers", 1)),
+            settings=(("leader_failovers", 1),),
+            ref="Redpanda's report of the Kafka log-compaction bug (reproduced on Kafka 3.9 to 4.2, open in Kafka); "
+                "kafka-protocol §6 B14; Cleaner, CleanedTransactionMetadata.onControlBatchRead, "
+                "UnifiedLog.appendAsFollower",
+            trigger="a transaction at p aborts (its ABORT marker below the LSO); the leader changes to a replica that "
+                    "had its records but missed the compacted marker: the span is open again on the new leader"),
     Variant("B7-tid-per-worker",
             "Two workers with their own transactional ids share the input partition of a consume-transform-"
             "produce loop, and TxnOffsetCommit carries no group metadata nor does OffsetFetch wait for pending "
