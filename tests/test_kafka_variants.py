@@ -15,7 +15,7 @@ BASELINE_BEHAVIOURS = {"B1-late-produce", "B1b-late-produce-verify", "B5-unknown
 
 # a quarter of a minute or more each (with the baseline under the same settings): make test-long
 LONG = ("D6-ack-before-hw", "D3-offsets-outside-txn", "D4-no-sequence-check", "R1-verify-ignores-pid",
-        "R2-markers-to-next-pid")
+        "R2-markers-to-next-pid", "B2-cepoch-check-on-replay")
 
 
 @pytest.mark.parametrize("name", [pytest.param(v.name, marks=[pytest.mark.long] if v.name in LONG else [])

@@ -28,7 +28,8 @@ LONG = (("kafka", "D4-no-sequence-check"), ("kafka", "D6-ack-before-hw"), ("kafk
         # 10-14 s each; their vector searches stay in make test (test_kafka_variants.py)
         ("kafka", "B12-lso-ahead"), ("kafka", "B7-tid-per-worker"), ("kafka", "B1b-late-produce-verify"),
         ("kafka", "B1-late-produce"),  # 14 s; its vector search stays in make test (test_kafka_variants.py)
-        ("kafka", "B14-compaction-drops-markers"))  # 57 s (809,396 states); as B1
+        ("kafka", "B14-compaction-drops-markers"),  # 57 s (809,396 states); as B1
+        ("kafka", "B2-cepoch-check-on-replay"))  # 78 s (1.1 M states: only recoverable properties, judged at the end)
 
 
 @pytest.mark.parametrize("spec_name,variant", _variants())

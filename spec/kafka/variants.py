@@ -11,6 +11,7 @@ from .domains import CTP, OP, BatchSt, CResp, Part, PcState, PResp, Result, Rq, 
 from .params import c, i, k, p, T, t
 from .leader import leader_change
 from .compaction import ROW as FLT06
+from .cepoch_replay import EDITS as B2_EDITS
 from .partition import PB, at_op, marker_append, marker_rejected
 from .coordinator import BY_ID as COORDINATOR_BY_ID
 from .producer import BY_ID as PRODUCER_BY_ID, all_acked
@@ -137,6 +138,19 @@ VARIANTS = (
             ref="Redpanda PR #30003 (#8566, #8624); kafka-protocol §6 B13, §3.13",
             trigger="a transactional batch appended at p (span open); the leader changes and the rebuilt producer "
                     "state lacks the pid; the LSO moves to the log end, past the open span"),
+    Variant("B2-cepoch-check-on-replay",
+            "Followers refuse, as Kafka did before KAFKA-9144's fix, a marker whose coordinator epoch is below the "
+            "pid's last one in the log. Producer-state expiry can drop the pid's entry right after a marker, so the "
+            "leader appends a deposed coordinator's late marker; every follower stops fetching there, the HW never "
+            "passes it, and what is appended after it is never acknowledged.",
+            breaks=("LIVE-2", "LIVE-3", "LIVE-4"),
+            edits=B2_EDITS,
+            settings=(("replication_lag", 1), ("leader_failovers", 1), ("expiries", 1), ("delays", 0)),
+            ref="KAFKA-9144 (apache/kafka#7687): expiry from data timestamps only, and W2 enforced on replication and "
+                "recovery; kafka-protocol §6 B2, §3.12 X2, §3.13",
+            trigger="a coordinator failover leaves the deposed coordinator's marker in flight; the new coordinator's "
+                    "marker is appended at p, the pid's entry expires, the late marker is appended with the lower "
+                    "coordinator epoch; the followers stop there"),
     Variant("B14-compaction-drops-markers",
             "Kafka as it is, with a behaviour the baseline leaves out: log compaction with a replica that was out of "
             "the ISR. The leader's cleaner removes an aborted transaction's records and then its ABORT marker; a "
