@@ -41,13 +41,13 @@ def _explicit(m):
 # (benchmarks/RESULTS.md) and stay in the heavy suite.
 KAFKA_IN_CI = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B10-no-marker-cepoch-check",
                "D2-markers-before-prepare", "D4-no-sequence-check", "D3-offsets-outside-txn",
-               "B9-bump-on-failed-fence", "B11-admin-abort", "B14-compaction-drops-markers")
+               "B9-bump-on-failed-fence", "B11-admin-abort")
 
 
 # in CI, but a minute or more each with the induction pass (D4's 18 steps the longest): make test-long
 KAFKA_LONG = ("D4-no-sequence-check", "D2-markers-before-prepare", "D1-no-epoch-bump-on-init", "B11-admin-abort",
               "D3-offsets-outside-txn", "B9-bump-on-failed-fence", "B12-lso-ahead", "D5-lso-is-hw",
-              "B10-no-marker-cepoch-check", "B14-compaction-drops-markers")
+              "B10-no-marker-cepoch-check")
 
 
 def _heavy(name, variant):
