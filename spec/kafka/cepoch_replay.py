@@ -21,20 +21,16 @@ keeps a marker's coordinator epoch only then, `log_ce`).
 from txncheck.spec.expr import And, If, Not, Or
 from txncheck.spec.model import AddRow, DropRow, ReplaceGuard, Row
 
-from .domains import MAXS, Kind, lagged
-from .leader import leader_change, stable_offset
+from .domains import MAXS, lagged
+from .leader import is_marker, leader_change, stable_offset
 from .params import p
 from .replication import ROWS as REPLICATION_ROWS
-from .state import g_lso_dec, log_ce, log_kind, log_pid, pl_end, pl_hw, pl_lso
-
-
-def _marker(q, s):
-    return log_kind[q][s].is_in(Kind.COMMIT, Kind.ABORT)
+from .state import g_lso_dec, log_ce, log_pid, pl_end, pl_hw, pl_lso
 
 
 def _regresses(q, s2):
     """The marker at slot s2 of q carries a lower coordinator epoch than an earlier marker of the same pid."""
-    return Or(*[And(_marker(q, s1), _marker(q, s2), log_pid[q][s1] == log_pid[q][s2], log_ce[q][s2] < log_ce[q][s1])
+    return Or(*[And(is_marker(q, s1), is_marker(q, s2), log_pid[q][s1] == log_pid[q][s2], log_ce[q][s2] < log_ce[q][s1])
                 for s1 in range(s2)])
 
 

@@ -24,15 +24,15 @@ from txncheck.spec.model import Row
 
 from .chart import PARTITION
 from .domains import MAXS, Kind, Outcome, Slot, in_use
-from .leader import may_change_leader, rebuild
+from .leader import SLOT_FIELDS, is_marker, may_change_leader, rebuild
 from .params import p as P
-from .state import log_b, log_ce, log_e, log_inc, log_k, log_kind, log_out, log_pid, log_ret, log_seq, log_src, pl_lso
+from .state import log_kind, log_out, log_pid, pl_lso
 
 M = Param("m", Slot)  # the offset of the ABORT marker the replica missed
 
 
 def _marker_of_pid(s, pid):
-    return And(log_pid[P][s] == pid, log_kind[P][s].is_in(Kind.COMMIT, Kind.ABORT))
+    return And(log_pid[P][s] == pid, is_marker(P, s))
 
 
 def _closed_by_m(s):
@@ -55,9 +55,7 @@ def _next_outcome():
 def _missed_records():
     """The new leader's log: no record at M, and the records M had closed take the pid's next marker's outcome."""
     nxt = _next_outcome()
-    ups = [log_kind[P][M].set(Kind.EMPTY), log_pid[P][M].set(0), log_e[P][M].set(-1), log_seq[P][M].set(0),
-           log_ce[P][M].set(-1), log_inc[P][M].set(0), log_k[P][M].set(0), log_b[P][M].set(1),
-           log_ret[P][M].set(False), log_src[P][M].set(0)]
+    ups = [v[P][M].set(v.init) for v in SLOT_FIELDS]
     for s in range(MAXS):
         ups.append(log_out[P][s].set(If(M == s, Outcome.NONE, If(_closed_by_m(s), nxt, log_out[P][s]))))
     return ups

@@ -39,6 +39,15 @@ from .state import (env_lf, g_lso_dec, log_ce, log_e, log_b, log_inc, log_k, log
 END = Param("end", Offset)  # the new leader's log end (FLT-05)
 
 
+# a log slot's record fields; a cleared slot (truncated, or compacted away) holds each one's initial value
+SLOT_FIELDS = (log_kind, log_pid, log_e, log_seq, log_ce, log_inc, log_k, log_b, log_ret, log_src)
+
+
+def is_marker(p, s):
+    """Slot s of p holds a control batch (COMMIT or ABORT marker)."""
+    return log_kind[p][s].is_in(Kind.COMMIT, Kind.ABORT)
+
+
 def replay(p, t, limit=None, skip=None):
     """The ProducerStateEntry of pid `t` at `p` that replaying the log of `p` from its start gives:
     (producerEpoch, last sequence, coordinatorEpoch, span open, first offset of the span). With `limit`, only the
@@ -52,7 +61,7 @@ def replay(p, t, limit=None, skip=None):
         if skip is not None:
             mine = And(mine, skip != s)
         data = And(mine, log_kind[p][s] == Kind.DATA)
-        marker = And(mine, log_kind[p][s].is_in(Kind.COMMIT, Kind.ABORT))
+        marker = And(mine, is_marker(p, s))
         seq = If(data, log_seq[p][s], If(And(marker, log_e[p][s] != e), -1, seq))
         ce = If(marker, log_ce[p][s], ce)
         first = If(And(data, Not(is_open)), s, If(marker, 0, first))
@@ -76,14 +85,9 @@ def truncate(p, end):
     for s in range(MAXS):
         cut = s >= end
         reopened = And(log_kind[p][s] == Kind.DATA, Not(Or(*[
-            And(s2 < end, log_kind[p][s2].is_in(Kind.COMMIT, Kind.ABORT), log_pid[p][s2] == log_pid[p][s])
-            for s2 in range(s + 1, MAXS)])))
-        ups += [log_kind[p][s].set(If(cut, Kind.EMPTY, log_kind[p][s])), log_pid[p][s].set(If(cut, 0, log_pid[p][s])),
-                log_e[p][s].set(If(cut, -1, log_e[p][s])), log_seq[p][s].set(If(cut, 0, log_seq[p][s])),
-                log_ce[p][s].set(If(cut, -1, log_ce[p][s])), log_inc[p][s].set(If(cut, 0, log_inc[p][s])),
-                log_k[p][s].set(If(cut, 0, log_k[p][s])), log_b[p][s].set(If(cut, 1, log_b[p][s])), log_ret[p][s].set(If(cut, False, log_ret[p][s])),
-                log_src[p][s].set(If(cut, 0, log_src[p][s])),
-                log_out[p][s].set(If(Or(cut, reopened), Outcome.NONE, log_out[p][s]))]
+            And(s2 < end, is_marker(p, s2), log_pid[p][s2] == log_pid[p][s]) for s2 in range(s + 1, MAXS)])))
+        ups += [v[p][s].set(If(cut, v.init, v[p][s])) for v in SLOT_FIELDS]
+        ups.append(log_out[p][s].set(If(Or(cut, reopened), Outcome.NONE, log_out[p][s])))
     return ups
 
 
