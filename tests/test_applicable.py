@@ -104,7 +104,9 @@ def _runs():
         for cfg in spec.configs:
             out.append((name, cfg.name, ()))
         for v in spec.variants:
-            out.append((name, spec.configs[0].name, (("variant", v.name),)))
+            run = (name, spec.configs[0].name, (("variant", v.name),))
+            # Kafka's variants add about 80 s to make test; make test-long (in CI) checks them
+            out.append(pytest.param(*run, marks=pytest.mark.long) if name == "kafka" else run)
     kafka_settings = [{"protocol": "kip98"}, {"protocol": "verify"}, {"client": "reference"},
                       {"late_requests": 1, "delays": 0, "timeouts": 0}, {"marker_dups": 1, "delays": 0, "timeouts": 0},
                       {"expiries": 1, "losses": 1}, {"ctp": 1}, {"duplicates": 1, "zombies": 1, "app_aborts": 1},

@@ -75,7 +75,8 @@ BROKEN_BY["R1-verify-ignores-pid"] = {  # a late old-pid batch joins the new pid
     "IND-174", "IND-175", "IND-176", "IND-180", "IND-187", "IND-221"} | BROKEN_IN_CONFIG["rotation"]
 
 
-# half a minute or more each (the largest reachable sets): make test-long
+# half a minute or more each (the largest reachable sets): make test-long. The variants (case[2]) take about two
+# minutes together (B2 12 s, D4 10 s, B14 9 s): make test-long too, which CI runs after make test
 LONG_CASES = (("ci", {}, None), ("tiny", {"leader_failovers": 1, "replication_lag": 1}, None), (None, {}, "D6-ack-before-hw"),
               ("rotation", {}, None), (None, {}, "R1-verify-ignores-pid"), (None, {}, "R2-markers-to-next-pid"),
               ("tiny", {"ctp": 1, "incs": 1, "leader_failovers": 1}, None),  # a group coordinator change
@@ -83,7 +84,7 @@ LONG_CASES = (("ci", {}, None), ("tiny", {"leader_failovers": 1, "replication_la
 
 
 @pytest.mark.parametrize("config,overrides,variant", [
-    pytest.param(*case, marks=[pytest.mark.long] if case in LONG_CASES else [],
+    pytest.param(*case, marks=[pytest.mark.long] if case in LONG_CASES or case[2] else [],
                  id=f"{case[0] or ''}{''.join(f'-{k}={v}' for k, v in case[1].items())}{case[2] or ''}")
     for case in CASES])
 def test_invariants_hold_on_every_reachable_state(config, overrides, variant):
