@@ -109,4 +109,4 @@ def test_specs_lists_configs_variants_properties(txncheck_cli):
     assert d["name"] == "paxoscommit" and d["variants"][0]["breaks"]
     code, out, _ = txncheck_cli("specs", "kafka", "--json")
     invs = json.loads(out)["strengthening_invariants"]
-    assert len(invs) == 158 and all(i["name"].startswith("IND-") and i["doc"] for i in invs)
+    assert len(invs) == 159 and all(i["name"].startswith("IND-") and i["doc"] for i in invs)

@@ -5,14 +5,14 @@ from txncheck.spec.expr import And, Config, Exists, ForAll, If, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import (NO_PART, TV2, CEpoch, CResp, Inc, Kind, Outcome, Part, PcState, Pend, PendBy, PResp, Rq, Slot, Tid, Txn,
-                      TxnState as S, Ver, tid_of, writes_to)
+                      TxnState as S, Ver, pid_of, tid_of, writes_to)
 from .pids import b_x, cresp_x, durable_x, owner, pc_x
 from ..properties import is_batch
 from ..state import (b_e, env_late, g_ci, g_ck, g_dec, g_pk, log_kind, log_k, log_out, log_pid, n_creq, n_creq_e, n_creq_p, n_creq_rq, n_cresp,
                     n_late, n_late_ce, n_late_e, n_late_k, n_late_p, n_late_rq,
                     n_cresp_e, n_mk,
                     n_pres, n_prod, pc_e, pc_k, pc_rq, pc_rqp, pc_st, pl_ce, pl_end, pl_first, pl_open, pl_vb, pl_vst,
-                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_pend_rot, tc_st, tl_e,
+                    tc_ce, tc_e, tc_ff, tc_mk, tc_parts, tc_pend, tc_pend_by, tc_pend_cli, tc_pend_e, tc_pend_p, tc_pend_rot, tc_rot, tc_st, tl_e,
                     tl_parts, tl_st)
 
 PREPARE = (S.PrepareCommit, S.PrepareAbort)
@@ -214,7 +214,7 @@ INVARIANTS = (
     Always("IND-31", each_tid_part(lambda t, p: Implies(tc_mk[t][p], And(tl_st[t].is_in(*PREPARE), tl_parts[t][p]))),
            "The coordinator awaits a marker only for a partition of a durable Prepare* transaction."),
     Always("IND-32", each_tid_part(lambda t, p: Implies(
-        And(TV2, tl_st[t].is_in(*PREPARE), Not(tc_mk[t][p])), And(Not(pl_open[p][t]), ForAll(Inc, lambda i: ForAll(
+        And(TV2, tl_st[t].is_in(*PREPARE), Not(tc_mk[t][p])), And(Not(pl_open[p][pid_of(t, tc_rot[t])]), ForAll(Inc, lambda i: ForAll(
             Txn, lambda k: Implies(tid_of(i) == t, Not(And(pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1]))))))))),
            "Under TV2 (KIP-890 part 2), once p acknowledged a Prepare* transaction's marker its span stays "
            "closed: a late batch needs a verification the coordinator refuses in Prepare*. (Under KIP-98 a "

@@ -15,7 +15,7 @@ from txncheck.spec.model import Always
 from ..domains import (CTP, MULTI, OP, TV2, BatchSt, CResp, InOffset, Inc, Kind, Outcome, Part, PcState, Rq, Slot, Txn, tid_of,
                        writes_to, TxnState as S)
 from ..properties import data
-from .pids import FIRST_OF_SECOND, cresp_x, pc_x
+from .pids import FIRST_OF_SECOND, b_x, cresp_x, pc_x, tc_x
 from ..state import (b_e, b_src, cs_pos, g_ack, g_ci, g_ck, g_dec, gc_off, gc_pend, log_inc, log_k, log_kind, log_out,
                      log_src, n_cresp, n_cresp_rot, n_oab, pc_b, pc_e, pc_rot, pc_k, pc_oc, pc_rq, pc_st, pl_first, pl_open, tc_e,
                      tc_st, tl_st)
@@ -86,7 +86,7 @@ INVARIANTS = (
            "committed offset: the previous transaction completed, so its offset is materialised, and an abort "
            "materialises none."),
     Always("IND-157", each_batch(lambda i, p, k: Implies(
-        And(SOLO, b_e[i][p][k] != -1, b_e[i][p][k] == tc_e[tid_of(i)]), next_src(tid_of(i), b_src[i][k]))),
+        And(SOLO, b_e[i][p][k] != -1, b_x(i, p, k) == tc_x(tid_of(i))), next_src(tid_of(i), b_src[i][k]))),
            "Under TV2, a batch at the coordinator's epoch belongs to the transaction begun after "
            "the last EndTxn, which consumed the record at the committed offset or, while a commit's markers are "
            "written, the record after the committed transaction's."),

@@ -6,9 +6,9 @@ from txncheck.spec.model import Always
 
 from ..domains import (EPOCH_KEPT_AFTER_FAILURE, BatchSt, CEpoch, CResp, Inc, Kind, Outcome, PResp, Part, PcState, Pend, PendBy, Result, Rq,
                        Slot, TV2, Tid, Txn, Ver, is_op, pid_of, tid_of, writes_to, TxnState as S)
-from .pids import b_pid, b_x, cresp_x, durable_x, handed_pend_x, owner, pc_x, pl_x
+from .pids import b_pid, b_x, cresp_x, durable_x, handed_pend_x, mk_x, owner, pc_x, pl_x, prepared_from_x, xe
 from ..state import (b_e, b_rot, b_s, g_ack, log_e, log_kind, log_out, log_pid, log_ret, log_seq,
-                     n_cresp, n_cresp_e, n_mk, n_mk_e, n_mk_res, n_mk_rot, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
+                     n_cresp, n_cresp_e, n_mk, n_mk_res, n_mk_rot, n_pres, n_prod, pc_b, pc_e, pc_k, pc_rq, pc_st,
                      pl_ce, pl_e, pl_open, pl_seq, pl_vb, pl_vst, tc_mk, tc_pend, tc_pend_by, tc_pend_cli,
                      tc_pend_e, tc_pend_p, tc_rot, tl_e, tl_st)
 from .base import NO_DUPLICATES, NO_EXPIRY, PREPARE, batch_slot, each_batch, pending_for, slot_of
@@ -69,7 +69,7 @@ def held(p, i, k):
 INVARIANTS += (
     Always("IND-63", ForAll(Tid, lambda t: ForAll(Part, lambda p: ForAll(CEpoch, lambda c: Implies(
         And(NO_EXPIRY, n_mk[t][p][c], c >= pl_ce[p][pid_of(t, n_mk_rot[t][p][c])]), And(
-            tc_mk[t][p], tl_st[t].is_in(*PREPARE), n_mk_e[t][p][c] == tl_e[t],
+            tc_mk[t][p], tl_st[t].is_in(*PREPARE), mk_x(t, p, c) == xe(tc_rot[t], tl_e[t]),
             (n_mk_res[t][p][c] == Result.COMMIT) == (tl_st[t] == S.PrepareCommit)))))),
            "A WriteTxnMarkers in flight that p would not fence by coordinator epoch belongs to the durable "
            "Prepare* transaction whose marker p has not acknowledged: same result, same producer epoch."),
@@ -78,16 +78,16 @@ INVARIANTS += (
            "Under TV2, a batch appended with a retired epoch that is still in an open span belongs to a "
            "transaction being aborted (it could only pass the epoch check under a verification guard that "
            "a fence or an abort outdated)."),
-    Always("IND-65", ForAll(Part, lambda p: ForAll(Tid, lambda t: Implies(
-        And(TV2, pl_open[p][t]), And((pl_e[p][t] < tl_e[t]) == tl_st[t].is_in(*PREPARE),
-                                     Implies(pl_e[p][t] < tl_e[t], And(tc_mk[t][p], pl_e[p][t] == tl_e[t] - 1)))))),
+    Always("IND-65", ForAll(Part, lambda p: ForAll(Tid, lambda u: Implies(And(TV2, pl_open[p][u]), And(
+        (pl_x(p, u) < durable_x(owner(u))) == tl_st[owner(u)].is_in(*PREPARE),
+        Implies(pl_x(p, u) < durable_x(owner(u)), And(tc_mk[owner(u)][p], pl_x(p, u) == prepared_from_x(owner(u)))))))),
            "Under TV2, a span is open at the durable epoch while its transaction is Ongoing, and at an epoch "
            "one below it exactly while it awaits the marker of a Prepare* transaction (every EndTxn and fence bumps "
            "the epoch before its markers)."),
     Always("IND-66", each_batch(lambda i, p, k: Implies(
         And(TV2, pl_vb[p][i][k][1] == Ver.OK, Not(pl_vst[p][i][k][1])),
-        Or(And(b_e[i][p][k] == tl_e[tid_of(i)], tl_st[tid_of(i)] == S.Ongoing),
-           And(b_e[i][p][k] == tl_e[tid_of(i)] - 1, tl_st[tid_of(i)] == S.PrepareAbort, tc_mk[tid_of(i)][p])))),
+        Or(And(b_x(i, p, k) == durable_x(tid_of(i)), tl_st[tid_of(i)] == S.Ongoing),
+           And(b_x(i, p, k) == prepared_from_x(tid_of(i)), tl_st[tid_of(i)] == S.PrepareAbort, tc_mk[tid_of(i)][p])))),
            "Under TV2, a verified batch held at the leader with a current guard carries the durable epoch of an "
            "Ongoing transaction, or the one below it of a transaction being aborted (a fence or abort), whose marker "
            "will clear its guard."),
@@ -97,7 +97,7 @@ INVARIANTS += (
     Always("IND-68", each_batch(lambda i, p, k: Implies(
         And(TV2, pl_vb[p][i][k][1] == Ver.ADDING), And(
             tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
-            b_e[i][p][k] == tc_pend_e[tid_of(i)]))),
+            b_x(i, p, k) == xe(tc_rot[tid_of(i)], tc_pend_e[tid_of(i)])))),
            "Under TV2, a batch held while its implicit add is being logged carries the epoch of the coordinator's "
            "pending Ongoing transition for that partition."),
     Always("IND-69", each_batch(lambda i, p, k: Implies(

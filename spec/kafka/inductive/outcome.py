@@ -89,7 +89,7 @@ INVARIANTS += (
            "Under TV2, a batch at the epoch of an open span belongs to the coordinator's current transaction."),
     Always("IND-95", each_batch(lambda i, p, k: Implies(And(TV2, pl_vb[p][i][k][1] == Ver.ADDING), And(
         tc_pend[tid_of(i)] == Pend.Ongoing, tc_pend_by[tid_of(i)] == PendBy.LEADER, tc_pend_p[tid_of(i)] == p,
-        tc_pend_cli[tid_of(i)] == i, g_pk[tid_of(i)] == k, b_e[i][p][k] == tc_e[tid_of(i)],
+        tc_pend_cli[tid_of(i)] == i, g_pk[tid_of(i)] == k, b_x(i, p, k) == tc_x(tid_of(i)),
         Implies(tc_st[tid_of(i)] == S.Ongoing, And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == k))))),
            "Under TV2, a batch whose implicit add is pending is the one the coordinator's pending Ongoing adds, at "
            "its epoch."),
@@ -102,7 +102,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-97", each_tid(lambda t: Implies(And(TV2, tc_pend[t] == Pend.Ongoing, tc_pend_by[t] == PendBy.LEADER), And(
         ForAll(Inc, lambda i: ForAll(Part, lambda p: ForAll(Txn, lambda k: Implies(
-            And(i == tc_pend_cli[t], p == tc_pend_p[t], k == g_pk[t]), And(tid_of(i) == t, b_e[i][p][k] == tc_e[t], b_e[i][p][k] != -1))))),
+            And(i == tc_pend_cli[t], p == tc_pend_p[t], k == g_pk[t]), And(tid_of(i) == t, b_x(i, p, k) == tc_x(t), b_e[i][p][k] != -1))))),
         Implies(tc_st[t] == S.Ongoing, And(g_ci[t] == tc_pend_cli[t], g_ck[t] == g_pk[t]))))),
            "Under TV2, a pending implicit add is for a batch at the coordinator's epoch, of its current transaction "
            "if one is Ongoing."),
@@ -149,7 +149,7 @@ INVARIANTS += (
 )
 INVARIANTS += (
     Always("IND-103", ForAll(Inc, lambda i: Implies(
-        And(TV2, NO_ZOMBIES, pc_st[i].is_in(*ACTIVE), tc_st[tid_of(i)] == S.Ongoing, pc_e[i] == tc_e[tid_of(i)]),
+        And(TV2, NO_ZOMBIES, pc_st[i].is_in(*ACTIVE), tc_st[tid_of(i)] == S.Ongoing, pc_x(i) == tc_x(tid_of(i))),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == pc_k[i], pc_st[i] != PcState.READY))),
            "Under TV2 without zombies, an Ongoing transaction at the epoch a live client holds is that client's "
            "current one."),
@@ -167,7 +167,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-106", each_tid(lambda t: ForAll(Inc, lambda i: ForAll(Txn, lambda k: Implies(
         And(TV2, tl_st[t] == S.Ongoing, g_ci[t] == i, g_ck[t] == k),
-        Exists(Part, lambda p: b_e[i][p][k] == tl_e[t]))))),
+        Exists(Part, lambda p: b_x(i, p, k) == durable_x(t)))))),
            "Under TV2 a durable Ongoing record's epoch is that of a batch of its transaction (the implicit add "
            "that started it)."),
 )
@@ -187,7 +187,7 @@ INVARIANTS += (
         And(pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, n_cresp[i] == CResp.OK), dec_cur(i, Outcome.COMMIT))),
            "An EndTxn(COMMIT) answered NONE to a committing client means its transaction is decided COMMIT."),
     Always("IND-110", ForAll(Inc, lambda i: Implies(
-        And(TV2, NO_ZOMBIES, pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, pc_e[i] + 1 == tc_e[tid_of(i)],
+        And(TV2, NO_ZOMBIES, pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, pc_x(i) + 1 == tc_x(tid_of(i)),
             tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)), dec_cur(i, Outcome.COMMIT))),
            "Under TV2 without zombies, a PrepareCommit/CompleteCommit one epoch above a committing client's is "
            "that client's EndTxn(COMMIT): its transaction is decided COMMIT."),
@@ -210,7 +210,7 @@ INVARIANTS += (
 INVARIANTS += (
     Always("IND-113", ForAll(Inc, lambda i: Implies(
         And(TV2, NO_ZOMBIES, pc_st[i].is_in(PcState.READY, PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR,
-                                     PcState.ABORTING_TRANSACTION), tc_e[tid_of(i)] == pc_e[i] + 1),
+                                     PcState.ABORTING_TRANSACTION), tc_x(tid_of(i)) == pc_x(i) + 1),
         Not(tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)))),
            "Under TV2 without zombies, only the live client's own EndTxn(COMMIT) commits at the epoch above its "
            "own: a client not committing never finds such a commit."),

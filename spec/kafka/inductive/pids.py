@@ -69,6 +69,12 @@ def durable_x(t):
     return If(tc_next[t], FIRST_OF_SECOND, xe(tc_rot[t], tl_e[t]))
 
 
+def prepared_from_x(t):
+    """The epoch below the durable Prepare* record's, whose EndTxn or fence wrote it: maxe - 1 when that EndTxn
+    rotates the pid (the record is at maxe of the first pid, with nextProducerId)."""
+    return If(tc_next[t], MAXE - 1, xe(tc_rot[t], tl_e[t]) - 1)
+
+
 def pl_x(p, u):
     """The epoch p's producer state stores for pid u, extended."""
     return xe(second(u), pl_e[p][u])

@@ -10,7 +10,7 @@ from txncheck.spec.expr import And, Exists, ForAll, Implies, Not, Or
 from txncheck.spec.model import Always
 
 from ..domains import TV2, CResp, Inc, Outcome, Part, PcState, Pend, Rq, Txn, tid_of, TxnState as S
-from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_e, tc_pend,
+from ..state import (b_e, g_ci, g_ck, n_creq, n_cresp, n_cresp_e, pc_e, pc_k, pc_rq, pc_st, tc_pend,
                      tc_st)
 from .base import pending_for
 from .pids import b_x, below_x, cresp_x, handed_pend_x, handed_x, pc_x, tc_x
@@ -68,12 +68,12 @@ INVARIANTS = (
            "EndTxn (handed to its requester) or by a fence (handed to nobody): no incarnation holds it while another "
            "holds the epoch below."),
     Always("IND-174", ForAll(Inc, lambda i: Implies(
-        And(TV2, pc_st[i].is_in(*ACTIVE), tc_st[tid_of(i)] == S.Ongoing, pc_e[i] == tc_e[tid_of(i)]),
+        And(TV2, pc_st[i].is_in(*ACTIVE), tc_st[tid_of(i)] == S.Ongoing, pc_x(i) == tc_x(tid_of(i))),
         And(g_ci[tid_of(i)] == i, g_ck[tid_of(i)] == pc_k[i], pc_st[i] != PcState.READY))),
            "IND-103 with zombies: under TV2 an Ongoing transaction at the epoch a live client holds is that client's "
            "current one (only the holder of an epoch writes with it, IND-170)."),
     Always("IND-175", ForAll(Inc, lambda i: Implies(
-        And(TV2, pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, pc_e[i] + 1 == tc_e[tid_of(i)],
+        And(TV2, pc_st[i] == COMMITTING, pc_rq[i] == Rq.COMMIT, pc_x(i) + 1 == tc_x(tid_of(i)),
             tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)), dec_cur(i, Outcome.COMMIT))),
            "IND-110 with zombies: under TV2 a PrepareCommit/CompleteCommit one epoch above a committing client's is "
            "that client's EndTxn(COMMIT) (only the holder of an epoch ends a transaction with it; a fence aborts)."),
@@ -85,7 +85,7 @@ INVARIANTS = (
            "transaction (its sender holds the epoch that started it)."),
     Always("IND-177", ForAll(Inc, lambda i: Implies(
         And(TV2, pc_st[i].is_in(PcState.READY, PcState.IN_TRANSACTION, PcState.ABORTABLE_ERROR,
-                                PcState.ABORTING_TRANSACTION), tc_e[tid_of(i)] == pc_e[i] + 1),
+                                PcState.ABORTING_TRANSACTION), tc_x(tid_of(i)) == pc_x(i) + 1),
         Not(tc_st[tid_of(i)].is_in(S.PrepareCommit, S.CompleteCommit)))),
            "IND-113 with zombies: under TV2 only the holder's own EndTxn(COMMIT) commits at the epoch above its own, "
            "so a client not committing never finds such a commit."),
