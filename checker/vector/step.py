@@ -1,9 +1,9 @@
 """One expansion of a level by the vector engine, a chunk of frontier states at a time.
 
-Per chunk: the kernel lists its successor candidates; they are sorted, each distinct fingerprint keeps
-the least key (parent row · A + action), and those the visited store holds are dropped, as are those an
-earlier chunk of the level found: chunks cover increasing frontier rows, so the earlier chunk's key is
-the lesser. The rest are new states of the level, each found by its least key. They are materialised
+Per chunk: the kernel lists its successor candidates; they are grouped by fingerprint (`distinct_least`:
+Arrow's hash table, or numpy's sort under a budget), each distinct fingerprint keeps the least key (parent
+row · A + action), and those the visited store holds are dropped, as are those an earlier chunk of the
+level found: chunks cover increasing frontier rows, so the earlier chunk's key is the lesser. The rest are new states of the level, each found by its least key. They are materialised
 from the chunk's own states, property-checked (offered to `Findings` by fingerprint, located once the
 level's order is known) and kept as a run (`merge.py`): fingerprint, key, state row, property masks.
 Merging the runs' fingerprints, keys and masks gives the level (fingerprints, parent rows, actions)
@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from ..levels import DEADLOCK, Findings
-from ..lookup import contains_sorted, distinct, edge_keys, group_index, least_per_group, split_key
+from ..lookup import contains_sorted, distinct, distinct_least, edge_keys, group_index, split_key
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
@@ -173,13 +173,17 @@ class LevelExpander:
                 t0 = time.perf_counter()
                 c = exp.fps
                 m = len(c)
-                if m:
+                least = grp = None
+                if m and not at_limit:  # each group's least key is all the level needs: no group index
+                    keys = edge_keys(exp.parent_rows, exp.actions, A, a)
+                    u, least = distinct_least(c, keys, hashed=self.split is None)
+                    known = store.contains(u)
+                elif m:
                     u = distinct(c)
                     known = store.contains(u)
-                    grp = group_index(u, c)
+                    grp = group_index(u, c) if order is not None else None
                 else:
                     u = np.zeros(0, dtype=_U64)
-                    grp = np.zeros(0, dtype=np.int64)
                     known = np.zeros(0, dtype=bool)
                 newmask = ~known
                 if order is not None and m:
@@ -195,7 +199,7 @@ class LevelExpander:
                     continue
                 k = int(newmask.sum())
                 if k:
-                    kmin = least_per_group(grp, len(u), edge_keys(exp.parent_rows, exp.actions, A, a))[newmask]
+                    kmin = least[newmask]
                     new_fps = u[newmask]
                     if len(seen):  # found by an earlier chunk, from a lesser key
                         fresh = ~contains_sorted(seen, new_fps)
