@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from .resources import has_room
+
 _U64 = np.uint64
 
 
@@ -57,13 +59,18 @@ def edge_keys(rows: np.ndarray, actions: np.ndarray, A: np.uint64, offset: int =
 
 
 HASH_MIN = 1 << 15  # candidates: below this, Arrow's fixed cost per call (about 0.1 ms) outweighs its gain
+# Arrow only where the memory bound leaves this much room, and HASH_BYTES a candidate: close to the bound,
+# Arrow's first load can fail to map its libraries, its threads abort the process (std::bad_alloc) and its
+# allocations can spin instead of failing, where numpy raises MemoryError and the search ends incomplete
+HASH_ROOM = 256 << 20
+HASH_BYTES = 64
 
 
 def distinct_least(c: np.ndarray, key: np.ndarray, hashed: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(u, least): the sorted distinct values of `c` and the least `key` of each (keys as `edge_keys`).
-    `hashed`: by Arrow's hash table where `c` is large; without it (a search under --memory-budget) by
-    numpy's sort, whose arrays are all the budget sizes a chunk for."""
-    if hashed and len(c) >= HASH_MIN:
+    `hashed`: by Arrow's hash table where `c` is large and the memory bound leaves room; without it (a
+    search under --memory-budget) by numpy's sort, whose arrays are all the budget sizes a chunk for."""
+    if hashed and len(c) >= HASH_MIN and has_room(HASH_ROOM + HASH_BYTES * len(c)):
         return distinct_least_hashed(c, key)
     u = distinct(c)
     return u, least_per_group(group_index(u, c), len(u), key)

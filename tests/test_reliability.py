@@ -184,6 +184,17 @@ def test_out_of_memory_is_incomplete_with_advice(tmp_path):
     assert result["verdict"] == "incomplete" and result["stop_reason"] == "memory" and not result["complete"]
 
 
+@pytest.mark.parametrize("mb", ["100", "110", "120", "150"])
+def test_a_bound_close_to_the_search_ends_it_incomplete_never_aborted(tmp_path, mb):
+    """Near the bound the deduplication stays with numpy: Arrow, loaded there, failed to map its libraries
+    (100 MiB: exit 4), aborted the process from a thread (110-120: SIGABRT, no result) or spun."""
+    code, out, err = _run("check", "twophase", "--set", "rm=8", "--max-memory", mb, "--out", "o", cwd=tmp_path)
+    assert code == 3, err
+    assert f"memory bound ({mb} MiB)" in err and "verdict: INCOMPLETE" in out
+    result = json.loads((tmp_path / "o/result.json").read_text())
+    assert result["verdict"] == "incomplete" and result["stop_reason"] == "memory"
+
+
 def test_an_address_space_limit_is_reported_the_same_way(tmp_path):
     import resource
     code, out, err = _run("check", "twophase", "--set", "rm=10", "--out", "o", cwd=tmp_path,
