@@ -3,9 +3,10 @@
 Per chunk: the kernel lists its successor candidates; they are grouped by fingerprint (`distinct_least`:
 Arrow's hash table, or numpy's sort under a budget), each distinct fingerprint keeps the least key (parent
 row · A + action), and those the visited store holds are dropped, as are those an earlier chunk of the
-level found: chunks cover increasing frontier rows, so the earlier chunk's key is the lesser. The rest are new states of the level, each found by its least key. They are materialised
-from the chunk's own states, property-checked (offered to `Findings` by fingerprint, located once the
-level's order is known) and kept as a run (`merge.py`): fingerprint, key, state row, property masks.
+level found: chunks cover increasing frontier rows, so the earlier chunk's key is the lesser. The rest are
+new states of the level, each found by its least key. They are materialised from the chunk's own states,
+property-checked (offered to `Findings` by fingerprint, located once the level's order is known) and kept
+as a run (`merge.py`): fingerprint, key, state row, property masks.
 Merging the runs' fingerprints, keys and masks gives the level (fingerprints, parent rows, actions)
 the unchunked search builds; the runs themselves are the next frontier, merged again as it is read. A
 frontier that fits one chunk is expanded whole, with no run and no merge: the search without a budget.
