@@ -3,9 +3,12 @@ level's deduplication: the distinct fingerprints of its candidates, each candida
 key (parent row · A + action, the outcome rule's order) of each group, as every engine computes it.
 
 Where only the distinct fingerprints and their least keys are needed (the vector engine's new level), a
-large group-by is Arrow's hash aggregation (`distinct_least`): one pass over the candidates and a sort of
-the distinct ones, instead of sorting every candidate. numpy's sort costs 50-70 ns an element on arrays of
-10^6 on the 2-core machine of benchmarks/RESULTS.md ("Speed against Spin"), Arrow's hash 25-30 ns.
+large group-by goes through a direct-mapped table (`distinct_least`): each candidate's slot is its
+fingerprint's top bits, so the occupied slots list the distinct fingerprints already in order, and
+`np.minimum.at` keeps each slot's least key; the few fingerprints that lost their slot to another go round
+again with a table of more bits. No candidate is sorted: numpy's sort costs 50-70 ns an element on arrays
+of 10^6 on the 2-core machine of benchmarks/RESULTS.md ("Speed against Spin"); the table, all rounds, 17-20 ns
+a candidate on twophase rm=8.
 
 Fingerprints are uniform 64-bit values, so a directory of 2^B buckets over the top bits (about two
 buckets per element) finds most values at the first probe; the few others walk forward a step or
@@ -14,11 +17,7 @@ two. For 10^8 queries into 10^7 sorted values this is about 8x faster than `np.s
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
-
-from .resources import has_room
 
 _U64 = np.uint64
 
@@ -58,37 +57,52 @@ def edge_keys(rows: np.ndarray, actions: np.ndarray, A: np.uint64, offset: int =
     return key
 
 
-HASH_MIN = 1 << 15  # candidates: below this, Arrow's fixed cost per call (about 0.1 ms) outweighs its gain
-# Arrow only where the memory bound leaves this much room, and HASH_BYTES a candidate: close to the bound,
-# Arrow's first load can fail to map its libraries, its threads abort the process (std::bad_alloc) and its
-# allocations can spin instead of failing, where numpy raises MemoryError and the search ends incomplete
-HASH_ROOM = 256 << 20
-HASH_BYTES = 64
+TABLE_MIN = 1 << 12  # candidates: below this, sorting them costs less than a table's numpy calls
+_EMPTY = np.iinfo(np.uint64).max  # no key: keys (parent row · A + action) stay far below it
 
 
-def distinct_least(c: np.ndarray, key: np.ndarray, hashed: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(u, least): the sorted distinct values of `c` and the least `key` of each (keys as `edge_keys`).
-    `hashed`: by Arrow's hash table where `c` is large and the memory bound leaves room; without it (a
-    search under --memory-budget) by numpy's sort, whose arrays are all the budget sizes a chunk for."""
-    if hashed and len(c) >= HASH_MIN and has_room(HASH_ROOM + HASH_BYTES * len(c)):
-        return distinct_least_hashed(c, key)
-    u = distinct(c)
-    return u, least_per_group(group_index(u, c), len(u), key)
+def distinct_least(c: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(u, least): the sorted distinct values of `c` (uniform 64-bit fingerprints) and the least `key` of
+    each (keys as `edge_keys`)."""
+    return _by_table(c, key, -1)
 
 
-def distinct_least_hashed(c: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`distinct_least` by Arrow's hash group-by, on one thread (the engine's CPU figures are one core's)."""
-    # Arrow's own allocator (mimalloc) keeps what it frees and reserves address space at import, all of it
-    # counted against check's --max-memory (RLIMIT_DATA): twophase rm=8 then needs 300 MiB instead of 250.
-    # The system allocator, chosen before Arrow is first imported (a user's setting wins), is as fast here.
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    import pyarrow as pa  # here, not at the top: loading Arrow costs 0.06 s, which small searches need not pay
+def _by_table(c: np.ndarray, key: np.ndarray, spare: int) -> tuple[np.ndarray, np.ndarray]:
+    """`distinct_least` with a table of 2^(ceil(log2 len(c)) + spare) slots: a quarter to a half as many
+    slots as candidates (a fingerprint has several, most often); the losers go round again with one bit
+    more each time. Fewer than TABLE_MIN candidates, or those left after four rounds, are sorted."""
+    m = len(c)
+    bits = max(int(np.ceil(np.log2(max(m, 2)))) + spare, 1)
+    if m < TABLE_MIN or bits > 40 or spare > 2:
+        u = distinct(c)
+        return u, least_per_group(group_index(u, c), len(u), key)
+    slot = (c >> _U64(64 - bits)).view(np.int64)  # top bits < 2^40: the int64 view is exact and free
+    spare_slot = 1 << bits  # where the losers' keys go: never read
+    table = np.zeros(spare_slot + 1, dtype=_U64)
+    table[slot] = c  # one of a slot's fingerprints wins it
+    lost = np.flatnonzero(table[slot] != c)
+    slot[lost] = spare_slot
+    best = np.full(spare_slot + 1, _EMPTY, dtype=_U64)
+    np.minimum.at(best, slot, key)
+    del slot
+    held = np.flatnonzero(best[:-1] != _EMPTY)
+    u, least = table[held], best[held]  # slots in order: the winners sorted
+    del table, best, held
+    if not len(lost):
+        return u, least
+    lu, lk = _by_table(c[lost], key[lost], spare + 1)  # no loser equals a winner: its slot's fingerprint differs
+    return _merge_disjoint(u, least, lu, lk)
 
-    groups = pa.table({"c": c, "key": key}).group_by("c", use_threads=False).aggregate([("key", "min")])
-    u = groups.column("c").to_numpy()
-    least = groups.column("key_min").to_numpy()
-    order = np.argsort(u)
-    return u[order], least[order]
+
+def _merge_disjoint(u: np.ndarray, a: np.ndarray, v: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted union of the sorted arrays u and v, which share no value, with their companions a and b."""
+    at = np.searchsorted(u, v) + np.arange(len(v))
+    rest = np.ones(len(u) + len(v), dtype=bool)
+    rest[at] = False
+    w, ab = np.empty(len(rest), dtype=_U64), np.empty(len(rest), dtype=_U64)
+    w[at], ab[at] = v, b
+    w[rest], ab[rest] = u, a
+    return w, ab
 
 
 def least_per_group(grp: np.ndarray, groups: int, key: np.ndarray) -> np.ndarray:

@@ -110,31 +110,6 @@ def out_of_memory_message(limit: int | None) -> str:
     return f"the check (its search or its judging) ran out of {bound}; {ADVICE}"
 
 
-def _status_bytes(field: str) -> int | None:
-    """A size from /proc/self/status (Linux: VmData, VmSize), or None where there is none."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def has_room(needed: int) -> bool:
-    """Whether `needed` more bytes fit under the memory bound in force (RLIMIT_DATA against the data in use,
-    RLIMIT_AS against the address space); True without a bound, False where the use cannot be read."""
-    for limit_kind, field in ((resource.RLIMIT_DATA, "VmData"), (resource.RLIMIT_AS, "VmSize")):
-        limit = resource.getrlimit(limit_kind)[0]
-        if limit == resource.RLIM_INFINITY:
-            continue
-        used = _status_bytes(field)
-        if used is None or used + needed > limit:
-            return False
-    return True
-
-
 def memory_limit() -> int | None:
     """The memory bound in force (data or address space, `ulimit -d`/`-v`), if any."""
     limits = [resource.getrlimit(r)[0] for r in (resource.RLIMIT_DATA, resource.RLIMIT_AS)]

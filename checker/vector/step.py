@@ -1,7 +1,7 @@
 """One expansion of a level by the vector engine, a chunk of frontier states at a time.
 
-Per chunk: the kernel lists its successor candidates; they are grouped by fingerprint (`distinct_least`:
-Arrow's hash table, or numpy's sort under a budget), each distinct fingerprint keeps the least key (parent
+Per chunk: the kernel lists its successor candidates; they are grouped by fingerprint (`distinct_least`: a
+direct-mapped table over the fingerprints' top bits), each distinct fingerprint keeps the least key (parent
 row · A + action), and those the visited store holds are dropped, as are those an earlier chunk of the
 level found: chunks cover increasing frontier rows, so the earlier chunk's key is the lesser. The rest are
 new states of the level, each found by its least key. They are materialised from the chunk's own states,
@@ -177,7 +177,7 @@ class LevelExpander:
                 least = grp = None
                 if m and not at_limit:  # each group's least key is all the level needs: no group index
                     keys = edge_keys(exp.parent_rows, exp.actions, A, a)
-                    u, least = distinct_least(c, keys, hashed=self.split is None)
+                    u, least = distinct_least(c, keys)
                     known = store.contains(u)
                 elif m:
                     u = distinct(c)
