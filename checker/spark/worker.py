@@ -27,7 +27,7 @@ import numpy as np
 from . import storage
 from .ref import ModelRef
 
-from ..lookup import contains_sorted, distinct, edge_keys, group_index, group_starts, least_per_group, split_key
+from ..lookup import contains_sorted, distinct_least, edge_keys, group_starts, split_key
 
 EXPAND, STEP, COUNT = "expand", "step", "count"
 
@@ -369,12 +369,11 @@ def least_in_edge(fps: np.ndarray, pfp: np.ndarray, actions: np.ndarray) -> np.n
 
 def least_in_edge_rows(fps: np.ndarray, rows: np.ndarray, actions: np.ndarray, n_actions: int):
     """(distinct fps ascending, parent row, action) of the least (parent row, action) per fp, when
-    parent rows are in parent-fingerprint order: one sort and one segmented minimum of the key
-    row * A + action, grouped as the vector engine does."""
+    parent rows are in parent-fingerprint order: the least key row * A + action per fp, grouped as the
+    vector engine does (`distinct_least`)."""
     A = np.uint64(max(n_actions, 1))
-    key = edge_keys(rows, actions, A)
-    u = distinct(fps)
-    return (u, *split_key(least_per_group(group_index(u, fps), len(u), key), A))
+    u, least = distinct_least(fps, edge_keys(rows, actions, A))
+    return (u, *split_key(least, A))
 
 
 # ---- the visited fingerprints of a partition, cached per Python worker -----------------------
