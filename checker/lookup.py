@@ -68,9 +68,10 @@ def distinct_least(c: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _by_table(c: np.ndarray, key: np.ndarray, spare: int) -> tuple[np.ndarray, np.ndarray]:
-    """`distinct_least` with a table of 2^(ceil(log2 len(c)) + spare) slots: a quarter to a half as many
-    slots as candidates (a fingerprint has several, most often); the losers go round again with one bit
-    more each time. Fewer than TABLE_MIN candidates, or those left after four rounds, are sorted."""
+    """`distinct_least` with a table of 2^(ceil(log2 len(c)) + spare) slots: in the first round (spare -1)
+    a quarter to a half as many slots as candidates (a fingerprint has several, most often); the losers go
+    round again with one bit more each time. Fewer than TABLE_MIN candidates, or those left after four
+    rounds, are sorted."""
     m = len(c)
     bits = max(int(np.ceil(np.log2(max(m, 2)))) + spare, 1)
     if m < TABLE_MIN or bits > 40 or spare > 2:

@@ -186,9 +186,9 @@ def test_out_of_memory_is_incomplete_with_advice(tmp_path):
 
 @pytest.mark.parametrize("mb", ["100", "110", "120", "150"])
 def test_a_bound_close_to_the_search_ends_it_incomplete_never_aborted(tmp_path, mb):
-    """Bounds at which the search runs out of memory at different points ends it incomplete with exit 3 (a
-    hash group-by from Arrow, used here once, failed to map its libraries at 100 MiB, exit 4, and aborted the
-    process from a thread at 110-120 MiB: SIGABRT, no result)."""
+    """Each of these bounds stops the search at a different point, and each run ends incomplete with exit 3.
+    (A hash group-by from Arrow, used here once, failed to map its libraries at 100 MiB, exit 4, and aborted
+    the process from a thread at 110-120 MiB: SIGABRT, no result.)"""
     code, out, err = _run("check", "twophase", "--set", "rm=8", "--max-memory", mb, "--out", "o", cwd=tmp_path)
     assert code == 3, err
     assert f"memory bound ({mb} MiB)" in err and "verdict: INCOMPLETE" in out
