@@ -41,6 +41,7 @@ def worker(argv: list[str]) -> None:
     """Run one search and print its figures as JSON (called in a subprocess)."""
     spec_name, config, overrides, engine, sym = argv
     t0 = time.perf_counter()
+    from txncheck.checker.allocator import reused_memory
     from txncheck.checker.outcome import ExploreOptions
     from txncheck.checker.run import build_model
     from txncheck.spec import catalog
@@ -53,7 +54,8 @@ def worker(argv: list[str]) -> None:
     else:
         from txncheck.checker.vector.explore import explore
     c0 = time.process_time()
-    out = explore(model, opts)
+    with reused_memory():  # as `check` runs a search
+        out = explore(model, opts)
     cpu = time.process_time() - c0
     print(json.dumps({
         "cpu_seconds": cpu,

@@ -31,7 +31,7 @@ from txncheck.spec.model import EVENTUALLY
 from .lookup import contains_sorted, distinct, group_starts
 from .outcome import SearchOutcome
 from .paths import InitialStates
-from .recoverable import ReverseGraph, concat_ranges, first_chosen, index_dtype
+from .recoverable import ReverseGraph, concat_ranges, first_chosen, grouped_by, index_dtype
 
 
 @dataclass(frozen=True)
@@ -276,8 +276,7 @@ class _Forward:
     def __init__(self, gr: LiveGraph, keep: np.ndarray):
         self.fps = gr.fps
         self.src, self.dst, self.act = gr.src[keep], gr.dst[keep], gr.act[keep]
-        self.order = np.argsort(self.src, kind="stable")
-        self.starts = np.searchsorted(self.src[self.order], np.arange(gr.n + 1))
+        self.order, self.starts = grouped_by(self.src, gr.n)
 
     def path(self, start: int, target: np.ndarray) -> tuple[tuple[int, ...], int]:
         """(actions, end) of a shortest path from `start` to a `target` state (the least fingerprint among

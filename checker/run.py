@@ -16,7 +16,7 @@ from txncheck.spec.model import ALWAYS, EVENTUALLY, LEADS_TO, RECOVERABLE, SOMET
 from txncheck.spec.request import ModelRequest
 from txncheck.traces.build import DEADLOCK_EXPLANATION, build_lasso_trace, build_trace, unrecoverable_explanation
 
-from . import engines, liveness, recoverable, symmetry_check
+from . import allocator, engines, liveness, recoverable, symmetry_check
 from .applicable import inapplicable_rows
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
@@ -62,8 +62,10 @@ def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreO
         breach = symmetry_check.find_breach(model, selected_properties(model, opts), opts.check_deadlock)
         if breach is not None:
             raise breach.error(model)
-    outcome = engines.explore(chosen, request, model, opts, settings)
-    return judge(model, outcome, opts, engine)
+    with allocator.reused_memory():
+        outcome = engines.explore(chosen, request, model, opts, settings)
+        allocator.release()  # judging's peak then stands alone, not on top of what the search freed
+        return judge(model, outcome, opts, engine)
 
 
 def check_spec(spec: "Spec | str", config: str | None = None, overrides=(), variant: str | None = None,

@@ -1,7 +1,8 @@
 """The out-of-core reverse graph (`checker/vector/reverse.py`) against `recoverable.ReverseGraph`: on random
 graphs (hypothesis), in blocks down to one edge's worth of share, the same sources in the same order, the
 same row starts and the same reachable sets for every edge filter; its files removed when it closes; and
-the judging graph chosen by the budget."""
+the judging graph chosen by the budget. And the counting sort both are built on (`grouped_by`) against a
+stable argsort."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from txncheck.checker.recoverable import ReverseGraph
+from txncheck.checker.recoverable import ReverseGraph, grouped_by
 from txncheck.checker.resources import split_budget
 from txncheck.checker.vector import reverse
 from txncheck.checker.vector.reverse import DiskReverseGraph, in_memory_bytes
@@ -28,6 +29,17 @@ def graphs(draw):
     states = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     actions = np.array(draw(st.lists(st.booleans(), min_size=5, max_size=5)), dtype=bool)
     return n, src, dst, act, goal, states, actions
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 40), data=st.data())
+def test_grouped_by_is_a_stable_argsort(n, data):
+    keys = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=300) if n else st.just([])), dtype=np.int64)
+    order, starts = grouped_by(keys, n)
+    expected = np.argsort(keys, kind="stable")
+    assert np.array_equal(order, expected)
+    assert np.array_equal(starts, np.searchsorted(keys[expected], np.arange(n + 1)))
+    assert starts.dtype == np.int64
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -35,10 +35,11 @@ def edge_block(share: int) -> int:
 
 
 def in_memory_bytes(n: int, edges: int) -> int:
-    """About what `recoverable.ReverseGraph` holds at its peak: the destinations' stable argsort (8 bytes an
-    edge), its 32- or 64-bit copy, the sorted destinations (8) and sources, the row starts (8 a state)."""
+    """About what `recoverable.ReverseGraph` holds at its peak: the counting sort's keys and positions, the
+    CSR's indices and its one-byte entries twice, the sorted sources (an index each); scipy's row starts
+    and their 64-bit copy."""
     idx = np.dtype(index_dtype(max(n, edges))).itemsize
-    return edges * (8 + 8 + 2 * idx) + 8 * (n + 1)
+    return edges * (4 * idx + 2) + (idx + 8) * (n + 1)
 
 
 class DiskReverseGraph:

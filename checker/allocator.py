@@ -1,0 +1,80 @@
+"""Keep the memory numpy frees inside the process while a check runs, instead of handing it back to the OS.
+
+A search and its judging allocate and free arrays of tens to hundreds of megabytes many times a level.
+glibc serves each one above its mmap threshold (at most 32 MiB) with a fresh mapping and unmaps it when it is
+freed, so every array's pages are faulted in and zeroed by the kernel again; numpy also asks for transparent
+huge pages on each one (madvise), which makes the kernel compact memory to find them. On Kafka nightly that
+was 75 s of system time in a 186 s run (benchmarks/RESULTS.md, "The time after the search", 2026-11-29).
+
+Inside `reused_memory()`, malloc serves every size from its heap and keeps what is freed for the next
+array (M_MMAP_MAX 0, a trim threshold that is never reached), and numpy stops the huge-page advice. On the
+way out the defaults are restored and `malloc_trim` gives the free memory back. `release()` does the
+same mid-way: between the search and judging, so that the process's peak is the larger of the two, not
+their sum. Elsewhere than glibc (or numpy without the toggle) each part is a no-op: only speed depends on it.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from contextlib import contextmanager
+
+# mallopt parameters (glibc's malloc.h)
+M_TRIM_THRESHOLD = -1
+M_MMAP_MAX = -4
+DEFAULT_MMAP_MAX = 65536
+DEFAULT_TRIM_THRESHOLD = 128 * 1024
+NEVER_TRIM = 2**31 - 1  # mallopt takes an int: up to 2 GiB free at the heap's top stays
+
+
+def _glibc():
+    """glibc's malloc controls, or None where the C library is another one."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        libc.mallopt, libc.malloc_trim  # noqa: B018 - both exist only in glibc
+        libc.gnu_get_libc_version  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    libc.malloc_trim.argtypes = (ctypes.c_size_t,)
+    return libc
+
+
+def _hugepage_toggle():
+    """numpy's switch for its huge-page advice (`NUMPY_MADVISE_HUGEPAGE` at import time), or None."""
+    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            return getattr(__import__(module, fromlist=["_set_madvise_hugepage"]), "_set_madvise_hugepage")
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+_LIBC = _glibc()
+
+
+def release() -> None:
+    """Give the heap's free memory back to the OS (its pages are faulted in again when reused)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+@contextmanager
+def reused_memory():
+    """Freed arrays' memory stays in the heap for the next ones until the block ends (see the module)."""
+    toggle = _hugepage_toggle()
+    hugepage = toggle(False) if toggle is not None else None
+    if _LIBC is not None:
+        _LIBC.mallopt(M_MMAP_MAX, 0)
+        _LIBC.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM)
+    try:
+        yield
+    finally:
+        if _LIBC is not None:
+            _LIBC.mallopt(M_MMAP_MAX, DEFAULT_MMAP_MAX)
+            _LIBC.mallopt(M_TRIM_THRESHOLD, DEFAULT_TRIM_THRESHOLD)
+            _LIBC.malloc_trim(0)
+        if toggle is not None:
+            toggle(hugepage)
