@@ -48,7 +48,7 @@ class ReverseGraph:
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray | None = None):
         self.n = n
-        self.edges = (src, dst, act)  # the outcome's own arrays, for the edge masks `reach` builds
+        self.edges = (src, dst, act)  # the outcome's own arrays: `reach` filters by their actions
         # 32-bit where they fit: on Kafka nightly each is 88 M entries
         self.order, self.starts = grouped_by(dst, n)
         self.src_sorted = src[self.order].astype(index_dtype(n), copy=False)
@@ -62,33 +62,33 @@ class ReverseGraph:
               states: np.ndarray | None = None) -> np.ndarray:
         """`can_reach` through the edges whose action `actions` marks and whose two ends `states` marks (None:
         every one); `vector/reverse.py`'s out-of-core graph answers the same question."""
-        src, dst, act = self.edges
-        keep = None
-        if actions is not None:
-            keep = actions[act] if len(act) else np.zeros(0, dtype=bool)
-        if states is not None:
-            both = states[src] & states[dst]
-            keep = both if keep is None else keep & both
-        return self.can_reach(goal, keep)
+        return self.can_reach(goal, actions, states)
 
-    def can_reach(self, goal: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-        """Boolean mask of the states from which some goal state is reachable, using only the edges `keep`
-        marks (a mask over the edges in the outcome's order; None: all)."""
+    def can_reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
+                  states: np.ndarray | None = None) -> np.ndarray:
+        """Boolean mask of the states from which some goal state is reachable, using only the edges whose
+        action `actions` marks and whose two ends `states` marks (None: all). The filters are applied to
+        the edges the search looks at, not built over every edge first: on Kafka nightly that was three
+        passes over 88 M edges per property."""
         reach = goal.copy()
-        kept = keep[self.order] if keep is not None else None
         fresh = np.zeros(self.n, dtype=bool)
         frontier = np.flatnonzero(reach)
-        starts, src = self.starts, self.src_sorted
+        starts, src, order = self.starts, self.src_sorted, self.order
+        act = self.edges[2]
         while len(frontier):
+            if states is not None:
+                frontier = frontier[states[frontier]]  # no kept edge ends outside `states`
             lo = starts[frontier]
             counts = starts[frontier + 1] - lo
             if not counts.any():
                 break
             idx = concat_ranges(lo, counts)
-            if kept is not None:
-                idx = idx[kept[idx]]
+            if actions is not None:
+                idx = idx[actions[act[order[idx]]]]
             preds = src[idx]
             preds = preds[~reach[preds]]
+            if states is not None:
+                preds = preds[states[preds]]
             fresh[preds] = True  # a scratch mask rather than np.unique: duplicates collapse without a sort
             frontier = np.flatnonzero(fresh)
             fresh[frontier] = False

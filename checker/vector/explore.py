@@ -285,7 +285,7 @@ class _Search:
         states (every target was stored); in blocks, into a file, when the edges were spilled."""
         got = self.edges.arrays()
         src, dfp, act = got["src"], got["dst"], got["act"]
-        o = np.argsort(fps)
+        o = np.argsort(fps, kind="stable")  # fps: one sorted run per level, which a merge sort takes as they are
         sorted_fps = fps[o]
         if not self.edges.spilled:
             return src, o[group_index(sorted_fps, dfp)].astype(np.int64), act
