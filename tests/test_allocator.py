@@ -1,57 +1,84 @@
 """`checker/allocator.py`: inside `reused_memory()` an array freed and allocated again reuses pages the process
 already has (no page faults), outside it every large array is mapped afresh; the allocator and numpy's
 huge-page advice are as they were after the block, even when it raises; and a check gives the same result
-in it as out of it."""
+in it as out of it.
+
+The page-fault tests run in a fresh interpreter: in a process whose heap already holds large free chunks
+(any earlier test's search in the same pytest worker), glibc serves a large array from them before it
+considers a new mapping, inside the block or not."""
 from __future__ import annotations
 
-import resource
+import json
+import subprocess
+import sys
+import textwrap
 
-import numpy as np
 import pytest
 
 from txncheck.checker import allocator
 from txncheck.checker.run import check_spec
 
-MIB_64 = 64 << 20
-
 needs_glibc = pytest.mark.skipif(allocator._LIBC is None, reason="the allocator controls are glibc's")
 
+CHILD = textwrap.dedent("""
+    import json, resource, sys
+    import numpy as np
+    from txncheck.checker import allocator
 
-def faults_of_a_second_array() -> int:
-    """Minor page faults taken to fill a 64 MiB array after one like it was filled and freed."""
-    a = np.ones(MIB_64, dtype=np.uint8)
-    del a
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    b = np.ones(MIB_64, dtype=np.uint8)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    del b
-    return after - before
+    MIB_64 = 64 << 20
+
+    def faults_of_a_second_array():
+        # minor page faults taken to fill a 64 MiB array after one like it was filled and freed
+        a = np.ones(MIB_64, dtype=np.uint8)
+        del a
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        b = np.ones(MIB_64, dtype=np.uint8)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        del b
+        return after - before
+
+    toggle = allocator._hugepage_toggle()
+    out = {"pages": MIB_64 // resource.getpagesize(), "huge_pages": MIB_64 // (2 << 20)}
+    if sys.argv[1] == "reuse":
+        with allocator.reused_memory():
+            faults_of_a_second_array()  # the heap grows to hold one
+            out["inside"] = faults_of_a_second_array()
+        out["outside"] = faults_of_a_second_array()
+    else:
+        before = toggle(True) if toggle is not None else None
+        try:
+            with allocator.reused_memory():
+                out["advice_inside"] = toggle(False) if toggle is not None else None
+                raise RuntimeError("inside")
+        except RuntimeError:
+            pass
+        out["advice_after"] = toggle(before) if toggle is not None else None
+        out["outside"] = faults_of_a_second_array()
+    print(json.dumps(out))
+""")
+
+
+def child(mode: str) -> dict:
+    p = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
 
 
 @needs_glibc
 def test_freed_memory_is_reused_inside_the_block_and_given_back_outside():
-    pages = MIB_64 // resource.getpagesize()
-    with allocator.reused_memory():
-        faults_of_a_second_array()  # the heap grows to hold one
-        inside = faults_of_a_second_array()
-    outside = faults_of_a_second_array()
-    assert inside < pages // 100
+    got = child("reuse")
+    assert got["inside"] < got["pages"] // 100
     # a fresh mapping each time: at least one fault per huge page, usually one per page
-    assert outside >= MIB_64 // (2 << 20)
+    assert got["outside"] >= got["huge_pages"]
 
 
 def test_the_settings_are_restored_when_the_block_raises():
-    toggle = allocator._hugepage_toggle()
-    before = toggle(True) if toggle is not None else None
-    with pytest.raises(RuntimeError):
-        with allocator.reused_memory():
-            if toggle is not None:
-                assert toggle(False) is False  # the advice is off inside
-            raise RuntimeError("inside")
-    if toggle is not None:
-        assert toggle(before) is True
+    got = child("raise")
+    if allocator._hugepage_toggle() is not None:
+        assert got["advice_inside"] is False  # the advice is off inside
+        assert got["advice_after"] is True
     if allocator._LIBC is not None:
-        assert faults_of_a_second_array() >= MIB_64 // (2 << 20)
+        assert got["outside"] >= got["huge_pages"]
 
 
 def test_a_check_in_the_block_is_the_check_out_of_it():

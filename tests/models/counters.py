@@ -1,10 +1,11 @@
 """Counters that move up and down, and an alarm raised at the top corner: a state graph of top+1 to the power k
-states with up to 2k edges each, whose leads_to property can be violated only in the alarm states (one state), and a
-recoverable property judged over the whole graph.
+states with up to 2k edges each, two leads_to properties that can be violated only in the alarm states (one state),
+and a recoverable property judged over the whole graph. Acknowledged's goal holds almost everywhere; Rearmed's
+almost nowhere, so judging it on the whole graph looks at almost every edge.
 For tests/test_judging_memory.py: judging the whole graph in memory needs far more than the budgeted search or the
 restricted graph of `checker/vector/live.py`, and unlike a Kafka config the sizes do not move with the Kafka spec."""
 from txncheck.spec.domains import BOOL, IdSet, IntRange
-from txncheck.spec.expr import Config, ForAll, Not, Param, Var
+from txncheck.spec.expr import And, Config, ForAll, Not, Param, Var
 from txncheck.spec.fairness import WeakFair
 from txncheck.spec.model import ConfigParam, LeadsTo, NamedConfig, Recoverable, Row, Spec, Table
 
@@ -30,6 +31,8 @@ SPEC = Spec(
         )),
     ),
     properties=(LeadsTo("Acknowledged", alarm, Not(alarm), "A raised alarm is acknowledged."),
+                LeadsTo("Rearmed", alarm, And(Not(alarm), ForAll(Counter, lambda d: x[d] == TOP)),
+                        "A raised alarm is acknowledged with every counter still at the top."),
                 Recoverable("CanReset", ForAll(Counter, lambda d: x[d] == 0), "Every counter can go back to 0.")),
     params=(ConfigParam("k", 4, "counters", lo=1, hi=6), ConfigParam("top", 39, "largest counter value", lo=1, hi=99)),
     configs=(NamedConfig("big", (("k", 4), ("top", 39)), "4 counters of 0..39: 2,560,000 states."),),
