@@ -7,10 +7,11 @@ huge pages on each one (madvise), which makes the kernel compact memory to find 
 was 75 s of system time in a 186 s run (benchmarks/RESULTS.md, "The time after the search", 2026-11-29).
 
 Inside `reused_memory()`, malloc serves every size from its heap and keeps what is freed for the next
-array (M_MMAP_MAX 0, a trim threshold that is never reached), and numpy stops the huge-page advice. On the
-way out the defaults are restored and `malloc_trim` gives the free memory back. `release()` does the
-same mid-way: between the search and judging, so that the process's peak is the larger of the two, not
-their sum. Elsewhere than glibc (or numpy without the toggle) each part is a no-op: only speed depends on it.
+array (M_MMAP_MAX 0; only more than 2 GiB free at the heap's top is trimmed), and numpy stops the
+huge-page advice. On the way out the defaults are restored and `malloc_trim` gives the free memory back.
+`release()` does the same mid-way: between the search and judging, so that the process's peak is the
+larger of the two, not their sum. Elsewhere than glibc (or numpy without the toggle) each part is a no-op:
+only speed depends on it.
 """
 from __future__ import annotations
 
