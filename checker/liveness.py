@@ -213,7 +213,7 @@ def check_within(model: GroundModel, outcome: SearchOutcome, name: str, gr: Live
     reach one and the paths between them stay inside that part, and its states keep their order and
     fingerprints, so the lasso is `check`'s."""
     fair, comp = fair_states(gr, np.ones(gr.n, dtype=bool))
-    bad = ReverseGraph(gr.n, gr.src, gr.dst).can_reach(fair)
+    bad = ReverseGraph(gr.n, gr.src, gr.dst).reach(fair)
     starts = np.flatnonzero(sources & bad)
     if len(starts) == 0:
         return None

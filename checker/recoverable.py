@@ -60,24 +60,19 @@ class ReverseGraph:
 
     def reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
               states: np.ndarray | None = None) -> np.ndarray:
-        """`can_reach` through the edges whose action `actions` marks and whose two ends `states` marks (None:
-        every one); `vector/reverse.py`'s out-of-core graph answers the same question."""
-        return self.can_reach(goal, actions, states)
-
-    def can_reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
-                  states: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the states from which some goal state is reachable, using only the edges whose
-        action `actions` marks and whose two ends `states` marks (None: all). The filters are applied to
-        the edges the search looks at, not built over every edge first: on Kafka nightly that was three
-        passes over 88 M edges per property."""
+        action `actions` marks and whose two ends `states` marks (None: all); `vector/reverse.py`'s
+        out-of-core graph answers the same question. The filters are applied to the edges the search looks
+        at, not built over every edge first: on Kafka nightly that was three passes over 88 M edges per
+        property."""
         reach = goal.copy()
         fresh = np.zeros(self.n, dtype=bool)
         frontier = np.flatnonzero(reach)
+        if states is not None:
+            frontier = frontier[states[frontier]]  # no kept edge ends outside `states`; later frontiers are in it
         starts, src, order = self.starts, self.src_sorted, self.order
         act = self.edges[2]
         while len(frontier):
-            if states is not None:
-                frontier = frontier[states[frontier]]  # no kept edge ends outside `states`
             lo = starts[frontier]
             counts = starts[frontier + 1] - lo
             if not counts.any():

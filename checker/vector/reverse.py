@@ -13,7 +13,7 @@ state indices, which a distribution by range sorts in one pass.
 The backward breadth-first search reads the CSR files through read-only memory maps (their pages are the
 page cache's, not the process's private memory), a piece of the frontier at a time so that the edges
 gathered at once fit the share; per state it holds a few boolean masks and the frontier. Its result is
-the set `ReverseGraph.can_reach` computes.
+the set `ReverseGraph.reach` computes.
 """
 from __future__ import annotations
 
