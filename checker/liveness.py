@@ -108,7 +108,8 @@ class LiveGraph:
             moving &= sources[src]
         # 32-bit where they fit: on Kafka nightly these are 74 M entries each
         states = index_dtype(outcome.distinct)
-        return LiveGraph(outcome.distinct, src[moving].astype(states), dst[moving].astype(states),
+        return LiveGraph(outcome.distinct, src[moving].astype(states, copy=False),
+                         dst[moving].astype(states, copy=False),
                          act[moving].astype(np.int32), outcome.fps, groups)
 
     def enabled_at(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

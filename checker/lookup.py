@@ -22,12 +22,13 @@ import numpy as np
 _U64 = np.uint64
 
 
-def directory(u: np.ndarray) -> tuple[np.ndarray, np.uint64]:
-    """The bucket directory of a sorted array of more than one value (for `group_index`'s repeated calls)."""
+def directory(u: np.ndarray, dtype=np.int64) -> tuple[np.ndarray, np.uint64]:
+    """The bucket directory of a sorted array of more than one value (for `group_index`'s repeated calls);
+    `dtype` int32 halves it where len(u) < 2^31 (the positions `group_index` gives are then int32 too)."""
     B = min(int(np.ceil(np.log2(len(u)))) + 1, 40)
     shift = _U64(64 - B)
     counts = np.bincount((u >> shift).view(np.int64), minlength=1 << B)
-    D = np.empty(len(counts) + 1, dtype=np.int64)
+    D = np.empty(len(counts) + 1, dtype=dtype)
     D[0] = 0
     np.cumsum(counts, out=D[1:])
     return D, shift

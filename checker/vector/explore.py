@@ -34,6 +34,7 @@ from ..levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from ..lookup import directory, group_index
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
+from ..recoverable import index_dtype
 from ..resources import split_budget
 from .checkpoint import FORMAT, LevelLog
 from .frontier import LevelStates, rebuild
@@ -281,21 +282,38 @@ class _Search:
 
     # -- the outcome --------------------------------------------------------------------------------
     def _edge_targets(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The edges as (src, dst, action) state indices: each target fingerprint found among the stored
-        states (every target was stored); in blocks, into a file, when the edges were spilled."""
-        got = self.edges.arrays()
-        src, dfp, act = got["src"], got["dst"], got["act"]
-        o = np.argsort(fps, kind="stable")  # fps: one sorted run per level, which a merge sort takes as they are
+        """The edges as (src, dst, action) state indices, 32-bit where they fit: each target fingerprint
+        found among the stored states (every target was stored), a block at a time, into one array (a file
+        when the edges were spilled). Every array made here is memory the kernel faults in afresh, which on
+        Kafka nightly cost more than the lookups themselves (benchmarks/RESULTS.md, 2026-11-29), so no column
+        is copied twice and the targets are never joined as fingerprints."""
+        sdt = index_dtype(len(fps))
+        o = np.argsort(fps, kind="stable").astype(sdt)  # fps: one sorted run per level, merged as they are
         sorted_fps = fps[o]
-        if not self.edges.spilled:
-            return src, o[group_index(sorted_fps, dfp)].astype(np.int64), act
-        index = directory(sorted_fps) if len(sorted_fps) > 1 else None
-        path = self.spill.new("edges-dst")
-        # a block's lookups hold about five 8-byte copies of its targets: within the graph's share when set
-        block = 1 << 24 if self.split is None else min(1 << 24, max(1 << 16, self.split.graph // 40))
-        for a in range(0, len(dfp), block):
-            self.spill.append(path, o[group_index(sorted_fps, dfp[a:a + block], index)].astype(np.int64))
-        return src, mapped(path, np.int64, len(dfp)), act
+        index = directory(sorted_fps, sdt) if len(sorted_fps) > 1 else None
+        if self.edges.spilled:
+            # a block's lookups hold about five 8-byte copies of its targets: within the graph's share when set
+            block = 1 << 24 if self.split is None else min(1 << 24, max(1 << 16, self.split.graph // 40))
+            E = self.edges.length
+            path = self.spill.new("edges-dst-index")
+            for part in self.edges.blocks("dst", block):
+                self.spill.append(path, o[group_index(sorted_fps, part, index)])
+            got = self.edges.arrays()
+            src = got["src"]
+            if src.dtype != sdt:  # as narrow as in memory
+                narrow = self.spill.new("edges-src-index")
+                for part in self.edges.blocks("src", block):
+                    self.spill.append(narrow, part.astype(sdt))
+                src = mapped(narrow, sdt, E)
+            return src, mapped(path, sdt, E), got["act"]
+        dst = np.empty(self.edges.length, dtype=sdt)
+        at = 0
+        for part in self.edges.blocks("dst", 1 << 22):  # a few MiB of temporaries, reused block after block
+            # every position is in range; any mode but "raise" writes to `out` without a buffer
+            np.take(o, group_index(sorted_fps, part, index), out=dst[at:at + len(part)], mode="clip")
+            at += len(part)
+        self.edges.drop("dst")
+        return self.edges.take("src", sdt), dst, self.edges.take("act")
 
     def outcome(self, count: int, start: float, t_compile: float) -> SearchOutcome:
         store, kernel, rules = self.store, self.kernel, self.rules
@@ -312,8 +330,10 @@ class _Search:
         edges = None
         edge_bytes = 0
         if self.want_edges:
+            t0 = time.perf_counter()
             edges = self._edge_targets(fps)
             edge_bytes = sum(a.nbytes for a in edges)
+            self.timing["edge_targets"] = time.perf_counter() - t0
         masks = self.masks.arrays() if self.masks is not None else {}
         spilled = self.spill.written
         store.close()

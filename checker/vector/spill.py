@@ -225,6 +225,31 @@ class Columns:
             out[k] = join(got, dt)
         return out
 
+    def blocks(self, name: str, size: int):
+        """Column `name` in order, at most `size` entries at a time: views of its parts, or reads of its file."""
+        if self.files is not None:
+            for a in range(0, self.length, size):
+                yield read_rows(self.files[name], self.dtypes[name], a, min(a + size, self.length))
+            return
+        for part in self.parts[name]:
+            for a in range(0, len(part), size):
+                yield part[a:a + size]
+
+    def drop(self, name: str) -> None:
+        """Let go of column `name`'s parts in memory (of columns never spilled, read for the last time)."""
+        self.parts[name] = []
+
+    def take(self, name: str, dtype=None) -> np.ndarray:
+        """Column `name` of columns never spilled, whole (as `dtype`: a narrower integer type where its
+        values fit), its parts let go so that it is not held twice; the column is empty afterwards."""
+        if self.files is not None:
+            raise ValueError(f"column {name} is in a file: map it with arrays()")
+        dtype = np.dtype(dtype if dtype is not None else self.dtypes[name])
+        parts, self.parts[name] = self.parts[name], []
+        if len(parts) == 1:
+            return parts[0].astype(dtype, copy=False)
+        return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
+
     def arrays(self) -> dict[str, np.ndarray]:
         """Every column whole: concatenated in memory, or (once spilled) its file memory-mapped."""
         if self.files is None:

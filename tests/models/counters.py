@@ -35,6 +35,8 @@ SPEC = Spec(
                         "A raised alarm is acknowledged with every counter still at the top."),
                 Recoverable("CanReset", ForAll(Counter, lambda d: x[d] == 0), "Every counter can go back to 0.")),
     params=(ConfigParam("k", 4, "counters", lo=1, hi=6), ConfigParam("top", 39, "largest counter value", lo=1, hi=99)),
-    configs=(NamedConfig("big", (("k", 4), ("top", 39)), "4 counters of 0..39: 2,560,000 states."),),
+    configs=(NamedConfig("big", (("k", 4), ("top", 39)), "4 counters of 0..39: 2,560,000 states."),
+             NamedConfig("wide", (("k", 6), ("top", 11)),
+                         "6 counters of 0..11: 2,985,984 states with up to 12 edges each."),),
     fairness=(WeakFair("Alarm"),),
 )
