@@ -155,10 +155,11 @@ def read_rows(path: str, dtype, start: int, stop: int, width: int = 0) -> np.nda
 
 
 def join(parts: list[np.ndarray], dtype=None) -> np.ndarray:
-    """The parts end to end: a single part as it is (no copy), an empty array of `dtype` for none."""
+    """The parts end to end, as `dtype` when given (a narrower integer type where the values fit): a
+    single part as it is (no copy where it has that type), an empty array of `dtype` for none."""
     if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+        return parts[0] if dtype is None else parts[0].astype(dtype, copy=False)
+    return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
 
 
 def mapped(path: str, dtype, length: int) -> np.ndarray:
@@ -244,11 +245,8 @@ class Columns:
         values fit), its parts let go so that it is not held twice; the column is empty afterwards."""
         if self.files is not None:
             raise ValueError(f"column {name} is in a file: map it with arrays()")
-        dtype = np.dtype(dtype if dtype is not None else self.dtypes[name])
         parts, self.parts[name] = self.parts[name], []
-        if len(parts) == 1:
-            return parts[0].astype(dtype, copy=False)
-        return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
+        return join(parts, dtype if dtype is not None else self.dtypes[name])
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every column whole: concatenated in memory, or (once spilled) its file memory-mapped."""
