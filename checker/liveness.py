@@ -28,7 +28,7 @@ from txncheck.spec.fairness import ground_groups
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import EVENTUALLY
 
-from .lookup import contains_sorted, distinct, group_starts
+from .lookup import contains_sorted, distinct, group_starts, occurring
 from .outcome import SearchOutcome
 from .paths import InitialStates
 from .recoverable import ReverseGraph, concat_ranges, first_chosen, grouped_by, index_dtype
@@ -95,8 +95,11 @@ class LiveGraph:
         self.G = G
         e_idx, e_grp = groups.of_actions(self.act)
         self.edge_group_edge, self.edge_group = e_idx, e_grp
-        # a state enables a group where some action of it moves the state
-        self.enabled = enabled if enabled is not None else distinct(self.src[e_idx].astype(np.int64) * G + e_grp)
+        # a state enables a group where some action of it moves the state; the engines store edges by source
+        # in action order, so where group ids follow action ids (fairness per action, as Kafka's) the keys come
+        # nearly sorted (on Kafka nightly 11 K descents in 25 M): timsort takes 0.3 s where quicksort takes 2.2
+        self.enabled = enabled if enabled is not None else distinct(self.src[e_idx].astype(np.int64) * G + e_grp,
+                                                                    kind="stable")
 
     @staticmethod
     def of(outcome: SearchOutcome, groups: FairnessGroups, sources: np.ndarray | None = None) -> "LiveGraph":
@@ -135,7 +138,7 @@ def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         sys.unraisablehook = hook
     if ignored:
         raise ignored[0].exc_value
-    return labels.astype(np.int64)
+    return labels.astype(index_dtype(n), copy=False)
 
 
 def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,38 +150,57 @@ def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndar
     M = allowed.copy()
     offset = 0
     while M.any():
-        inside = M[gr.src] & M[gr.dst]
-        lab = _components(n, gr.src[inside], gr.dst[inside])
         nodes = np.flatnonzero(M)
-        size = np.bincount(lab[nodes], minlength=n)
-        internal = inside & (lab[gr.src] == lab[gr.dst])  # edges inside one component
+        inside = M[gr.src] & M[gr.dst]
+        # the component search numbers M's states only: fewer nodes for it, and fewer components, whose
+        # (component, group) keys then fit 32 bits (half the sorting time) where they would not over all states
+        dense = np.cumsum(M, dtype=index_dtype(n))
+        dense -= 1
+        cs, cd = dense[gr.src[inside]], dense[gr.dst[inside]]
+        del dense
+        lab = _components(len(nodes), cs, cd)
+        count = int(lab.max()) + 1
+        size = np.bincount(lab, minlength=count)
+        internal = np.zeros_like(inside)  # the edges inside one component
+        internal[inside] = lab[cs] == lab[cd]
+        del cs, cd, inside
+        key = np.uint32 if count * G <= 1 << 32 else np.int64
+        state_lab = np.zeros(n, dtype=key)
+        state_lab[nodes] = lab
         sel = internal[gr.edge_group_edge]
-        taken = distinct(lab[gr.src[gr.edge_group_edge[sel]]] * G + gr.edge_group[sel])  # lab: int64
+        taken = distinct(_keys(state_lab[gr.src[gr.edge_group_edge[sel]]], G, gr.edge_group[sel]))
         est, eg = gr.enabled_at(M)
-        keys = np.sort(lab[est] * G + eg)
+        keys = np.sort(_keys(state_lab[est], G, eg))
         first = np.flatnonzero(group_starts(keys))
         ekeys, ecount = keys[first], np.diff(np.r_[first, len(keys)])
-        not_taken = ~contains_sorted(taken, ekeys)
+        del keys, first
+        not_taken = ~occurring(ekeys, taken)  # the taken keys are enabled ones: fewer to search for
         klab, kg = np.divmod(ekeys, G)
         strong = gr.groups.strong[kg] if gr.groups.count else np.zeros(len(kg), dtype=bool)
         weak_bad = not_taken & ~strong & (ecount == size[klab])
         strong_bad = not_taken & strong
-        unfair = np.zeros(n, dtype=bool)
+        unfair = np.zeros(count, dtype=bool)
         unfair[klab[weak_bad]] = True
-        refine = np.zeros(n, dtype=bool)
+        refine = np.zeros(count, dtype=bool)
         refine[klab[strong_bad]] = True
         refine &= ~unfair
-        good = nodes[~unfair[lab[nodes]] & ~refine[lab[nodes]]]
-        fair[good] = True
-        comp[good] = lab[good] + offset
-        offset += n
+        kept = ~unfair[lab] & ~refine[lab]
+        fair[nodes[kept]] = True
+        comp[nodes[kept]] = lab[kept] + offset
+        offset += count
         # strong fairness: the states enabling a neglected group cannot recur; split the rest again
         bad_keys = ekeys[strong_bad]
         M = np.zeros(n, dtype=bool)
-        M[nodes[refine[lab[nodes]]]] = True
+        M[nodes[refine[lab]]] = True
         if len(bad_keys):
-            M[est[contains_sorted(bad_keys, lab[est] * G + eg)]] = False
+            M[est[contains_sorted(bad_keys, _keys(state_lab[est], G, eg))]] = False
     return fair, comp
+
+
+def _keys(labels: np.ndarray, G: int, groups: np.ndarray) -> np.ndarray:
+    """label * G + group, in the labels' dtype (`groups` are int32 or int64; the sum fits by construction)."""
+    k = labels * labels.dtype.type(G)
+    return np.add(k, groups, out=k, casting="unsafe")
 
 
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,

