@@ -186,7 +186,7 @@ def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndar
         refine &= ~unfair
         kept = ~unfair[lab] & ~refine[lab]
         fair[nodes[kept]] = True
-        comp[nodes[kept]] = lab[kept] + offset
+        comp[nodes[kept]] = lab[kept] + np.int64(offset)  # 64-bit: the offsets add up over the rounds
         offset += count
         # strong fairness: the states enabling a neglected group cannot recur; split the rest again
         bad_keys = ekeys[strong_bad]

@@ -99,7 +99,6 @@ class ReverseGraph:
             reach[frontier] = True
         return reach
 
-
     def _pulled(self, reach: np.ndarray, actions: np.ndarray | None, states: np.ndarray | None) -> np.ndarray:
         """The sources of the kept edges from a state not in `reach` to one in it."""
         src, dst, act = self.edges
