@@ -15,6 +15,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from txncheck.checker import liveness
+from txncheck.checker.lookup import contains_sorted, occurring
 from txncheck.checker.outcome import ExploreOptions
 from txncheck.checker.run import check_spec
 from txncheck.spec import catalog, loader
@@ -239,6 +240,16 @@ def test_fair_states_match_brute_force(g):
         for f in np.flatnonzero(fair):  # every fair state has a fair cycle through it, in its own component
             cycle = liveness._fair_cycle(gr, comp, int(f))
             assert all(0 <= a < len(groups_of) for a in cycle)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 30), unique=True), st.lists(st.integers(0, 30)))
+def test_occurring_is_contains_sorted_searched_from_the_other_side(block, q):
+    # fair_states asks which enabled keys are taken by searching the (fewer) taken keys among them
+    b = np.array(sorted(block), dtype=np.int64)
+    qs = np.array(sorted(q), dtype=np.int64)
+    assert occurring(b, np.array(q, dtype=np.int64)).tolist() == contains_sorted(qs, b).tolist() \
+        == [v in set(q) for v in sorted(block)]
 
 
 def test_spark_writes_the_same_lasso(tmp_path, txncheck_cli):
