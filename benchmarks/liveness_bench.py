@@ -13,6 +13,7 @@ import time
 
 from txncheck.checker import allocator, engines, liveness, recoverable
 from txncheck.checker.outcome import ExploreOptions
+from txncheck.spec.errors import TxncheckError
 from txncheck.spec.model import EVENTUALLY, LEADS_TO, RECOVERABLE
 from txncheck.spec.request import ModelRequest
 
@@ -47,4 +48,11 @@ def _timed(spec: str, config: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    if len(sys.argv) > 3:
+        print("usage: python benchmarks/liveness_bench.py [SPEC [CONFIG]]  (default: kafka ci)", file=sys.stderr)
+        sys.exit(2)
+    try:
+        main(*sys.argv[1:3])
+    except TxncheckError as err:  # a misspelt spec or config: its message names the fix
+        print(f"liveness_bench: {err}", file=sys.stderr)
+        sys.exit(2)

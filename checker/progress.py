@@ -96,6 +96,7 @@ class Progress:
         self.last = self.t0
         self._count = 0
         self.base_states = 0  # states this process did not search (loaded from a checkpoint)
+        self._peak = 0
 
     def tick(self, states: int, depth: int, generated: int) -> None:
         if not self.enabled:
@@ -136,9 +137,10 @@ class Progress:
         states = int(sum(levels))
         rate = self.rate(states, now)
         mib = 2**20
+        rss, peak = self._memory()
         parts = [f"progress [{self.engine}]: level {len(levels) - 1}, {states:,} states (+{int(levels[-1]):,})",
                  f"{generated:,} generated", f"{rate:,.0f} states/s",
-                 f"{current_rss() / mib:,.0f} MiB resident ({peak_rss() / mib:,.0f} peak)",
+                 f"{rss / mib:,.0f} MiB resident ({peak / mib:,.0f} peak)",
                  f"{spilled / mib:,.0f} MiB spilled"]
         if checkpoint is not None:
             parts.append(f"{checkpoint / mib:,.0f} MiB checkpointed")
@@ -146,6 +148,25 @@ class Progress:
             return ", ".join(parts) + f"; {final}"
         told = describe_remaining(estimate_remaining(levels), rate if states > self.base_states else None)
         return ", ".join(parts) + f"; remaining: {told}"
+
+    def step(self, what: str) -> None:
+        """A line for a step after the search (mapping the edges, judging a graph property): `what` and memory.
+        Printed whatever the interval: these steps are few, and on a large graph each takes long enough that a
+        silent one looks like a hang."""
+        if not self.enabled:
+            return
+        self.last = time.perf_counter()
+        mib = 2**20
+        rss, peak = self._memory()
+        self.stream.write(f"progress [{self.engine}]: {what}; {rss / mib:,.0f} MiB resident ({peak / mib:,.0f} peak)\n")
+        self.stream.flush()
+
+    def _memory(self) -> tuple[int, int]:
+        """(resident, peak) bytes; the peak as getrusage last saw it can trail a resident figure read after it,
+        so it is the most either has shown."""
+        rss = current_rss()
+        self._peak = max(self._peak, peak_rss(), rss)
+        return rss, self._peak
 
     def done(self, states, depth, generated):
         if self.enabled:

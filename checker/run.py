@@ -21,6 +21,7 @@ from .applicable import inapplicable_rows
 from .fingerprint import collision_probability
 from .outcome import ExploreOptions, SearchOutcome, selected_properties
 from .paths import InitialStates, concrete_path
+from .progress import Progress
 from .result import CheckResult, PropertyOutcome
 from .resources import split_budget
 from .vector import live
@@ -86,6 +87,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     unjudged: dict[str, str] = {}  # property -> why it could not be judged within --memory-budget
     groups = starts = None  # built once, on the first property or trace that needs them
     graph = JudgingGraph(outcome, options.memory_budget, options.workdir)  # likewise; out of core under a budget
+    progress = Progress(options, engine)
+    on_graph = [p.name for p in selected if _judged_on_graph(p, outcome)]
 
     def initial_states() -> InitialStates:
         nonlocal starts
@@ -120,6 +123,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                     if p.name in outcome.unrecoverable:     # judged by the engine, where its edges are
                         bad = outcome.unrecoverable[p.name]
                     else:
+                        _judging(progress, p, on_graph, t0)
                         bad = recoverable.check(model, outcome, p.name, graph.get())
                     if bad is None:
                         po = PropertyOutcome(p.name, p.kind, "holds", doc)
@@ -131,6 +135,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             elif p.kind in (EVENTUALLY, LEADS_TO):
                 if outcome.complete and outcome.edges is not None:
                     groups = groups or liveness.fairness_groups(model)
+                    _judging(progress, p, on_graph, t0)
                     try:
                         lasso = _lasso(model, outcome, p.name, groups, graph, options, initial_states)
                     except live.GraphTooLarge as err:  # unknown, not a refusal: the others keep their outcomes
@@ -152,6 +157,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
             outcomes.append(replace(po, expected_to_break=p.name in expected))
     finally:
         graph.close()
+    if on_graph:
+        progress.step(f"judged every property in {time.perf_counter() - t0:,.1f} s ({len(on_graph)} on the state graph)")
     deadlock = None
     if outcome.deadlock is not None:
         tr = trace_for("deadlock", outcome.deadlock, "deadlock", DEADLOCK_EXPLANATION)
@@ -194,6 +201,18 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                  if k not in ("progress", "progress_interval", "workdir", "chunk_states", "visited_budget")},
         traces=traces)
     return result
+
+
+def _judged_on_graph(p, outcome: SearchOutcome) -> bool:
+    """Whether `judge` decides property `p` on the stored graph (the long part of judging a large one)."""
+    if not (outcome.complete and outcome.edges is not None):
+        return False
+    return p.kind in (EVENTUALLY, LEADS_TO) or (p.kind == RECOVERABLE and p.name not in outcome.unrecoverable)
+
+
+def _judging(progress: Progress, p, on_graph: list[str], since: float) -> None:
+    progress.step(f"judging {p.name} ({p.kind}) on the state graph, {on_graph.index(p.name) + 1} of {len(on_graph)}, "
+                  f"{time.perf_counter() - since:,.1f} s into judging")
 
 
 def _lasso(model, outcome, name, groups, graph, options, initial_states):

@@ -43,3 +43,16 @@ def test_the_benchmark_judges_the_graph_check_continue_judges(tmp_path, capsys):
     assert "4 states" in lines[0] and "incomplete" not in lines[0]
     name, kind, verdict, *_ = lines[2].split()
     assert (name, kind, verdict) == ("TopReachable", "recoverable", "holds")
+
+
+def test_a_misspelt_config_is_one_message_and_exit_2(capsys, monkeypatch):
+    import runpy
+
+    import pytest
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "liveness_bench.py")
+    monkeypatch.setattr(sys, "argv", [script, "kafka", "nope"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(script, run_name="__main__")
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("liveness_bench: spec kafka has no config 'nope'; choose one of tiny, ") and "Traceback" not in err

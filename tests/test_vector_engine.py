@@ -3,6 +3,7 @@ store: narrow dtypes, exact fingerprints, successors, properties, deadlocks, spi
 from __future__ import annotations
 
 import os
+import re
 from unittest.mock import patch
 
 import numpy as np
@@ -290,3 +291,52 @@ def test_the_progress_line_names_level_states_rate_memory_spill_and_the_estimate
     quiet = io.StringIO()
     Progress(ExploreOptions(), "vector", stream=quiet).level([1, 2], 2, force=True)
     assert quiet.getvalue() == ""
+
+
+# a counter with a graph property of each kind: the steps after its search have progress lines of their own
+CLIMB = '''
+from txncheck.spec.domains import IntRange
+from txncheck.spec.expr import Var
+from txncheck.spec.model import Always, LeadsTo, NamedConfig, Recoverable, Row, Spec, Table
+
+x = Var("x", IntRange("Val", 0, 3), init=0, doc="a counter")
+SPEC = Spec(
+    name="climb", doc="a counter that climbs and falls back",
+    vars=(x,),
+    tables=(Table("Counter", rows=(
+        Row("C-1", "Counter", "up", guard=(x < 3,), updates=(x.set(x + 1),)),
+        Row("C-2", "Counter", "down", guard=(x > 0,), updates=(x.set(x - 1),)),
+    )),),
+    properties=(Always("BelowTwo", x < 2, "the counter stays below 2"),
+                Recoverable("TopReachable", x == 3, "the counter can always reach 3"),
+                LeadsTo("BackToZero", x == 3, x == 0, "from the top the counter comes back to 0")),
+    configs=(NamedConfig("small", (), "four values"),),
+)
+'''
+
+
+@pytest.mark.parametrize("engine", ["vector", "scalar"])
+def test_progress_names_each_step_after_the_search(tmp_path, capsys, engine):
+    from txncheck.cli.main import main
+    spec = tmp_path / "climb.py"
+    spec.write_text(CLIMB)
+    args = ["check", str(spec), "--config", "small", "--engine", engine, "--out", str(tmp_path / "o")]
+    assert main(args + ["--continue", "--progress"]) == 1  # BelowTwo is violated, and BackToZero (nothing is fair)
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith(f"progress [{engine}]: ")]
+    steps = [line.split(": ", 1)[1].split(";")[0] for line in err]
+    judging = [s for s in steps if s.startswith("judg")]
+    assert [s.rsplit(", ", 1)[0] for s in judging[:2]] == [
+        "judging TopReachable (recoverable) on the state graph, 1 of 2",
+        "judging BackToZero (leads_to) on the state graph, 2 of 2"]
+    assert all(re.fullmatch(r"[0-9.,]+ s into judging", s.rsplit(", ", 1)[1]) for s in judging[:2])
+    assert re.fullmatch(r"judged every property in [0-9.,]+ s \(2 on the state graph\)", judging[2])
+    assert len(judging) == 3
+    assert all(re.search(r"; [0-9,]+ MiB resident \([0-9,]+ peak\)$", line) for line in err if "judg" in line)
+    if engine == "vector":  # the vector engine stores targets as fingerprints and maps them after its levels
+        at = steps.index("mapping 6 edges' targets to state indices")
+        assert at == steps.index(judging[0]) - 1
+    # the search stops at the violation: nothing is judged on the graph, and nothing is said about it
+    assert main(args + ["--progress"]) == 1
+    assert "judg" not in capsys.readouterr().err
+    assert main(args + ["--continue"]) == 1  # without --progress, no line at all
+    assert "progress [" not in capsys.readouterr().err

@@ -331,6 +331,7 @@ class _Search:
         edge_bytes = 0
         if self.want_edges:
             t0 = time.perf_counter()
+            self.progress.step(f"mapping {self.edges.length:,} edges' targets to state indices")
             edges = self._edge_targets(fps)
             edge_bytes = sum(a.nbytes for a in edges)
             self.timing["edge_targets"] = time.perf_counter() - t0
