@@ -293,34 +293,14 @@ def test_the_progress_line_names_level_states_rate_memory_spill_and_the_estimate
     assert quiet.getvalue() == ""
 
 
-# a counter with a graph property of each kind: the steps after its search have progress lines of their own
-CLIMB = '''
-from txncheck.spec.domains import IntRange
-from txncheck.spec.expr import Var
-from txncheck.spec.model import Always, LeadsTo, NamedConfig, Recoverable, Row, Spec, Table
 
-x = Var("x", IntRange("Val", 0, 3), init=0, doc="a counter")
-SPEC = Spec(
-    name="climb", doc="a counter that climbs and falls back",
-    vars=(x,),
-    tables=(Table("Counter", rows=(
-        Row("C-1", "Counter", "up", guard=(x < 3,), updates=(x.set(x + 1),)),
-        Row("C-2", "Counter", "down", guard=(x > 0,), updates=(x.set(x - 1),)),
-    )),),
-    properties=(Always("BelowTwo", x < 2, "the counter stays below 2"),
-                Recoverable("TopReachable", x == 3, "the counter can always reach 3"),
-                LeadsTo("BackToZero", x == 3, x == 0, "from the top the counter comes back to 0")),
-    configs=(NamedConfig("small", (), "four values"),),
-)
-'''
+CLIMB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "climb.py")
 
 
 @pytest.mark.parametrize("engine", ["vector", "scalar"])
 def test_progress_names_each_step_after_the_search(tmp_path, capsys, engine):
     from txncheck.cli.main import main
-    spec = tmp_path / "climb.py"
-    spec.write_text(CLIMB)
-    args = ["check", str(spec), "--config", "small", "--engine", engine, "--out", str(tmp_path / "o")]
+    args = ["check", CLIMB, "--config", "small", "--engine", engine, "--out", str(tmp_path / "o")]
     assert main(args + ["--continue", "--progress"]) == 1  # BelowTwo is violated, and BackToZero (nothing is fair)
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith(f"progress [{engine}]: ")]
     steps = [line.split(": ", 1)[1].split(";")[0] for line in err]
