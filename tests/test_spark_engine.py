@@ -181,6 +181,26 @@ def test_kafka_recoverable_with_liveness_judged_on_the_driver(spark):
     assert {p.name: p.outcome for p in _same_judgement(ref, opts, o).properties}["LIVE-1"] == "violated"
 
 
+def test_progress_names_the_steps_on_the_driver_after_the_search(spark, capsys):
+    """Reading the records and the edges onto the driver, then each property judged there: a line each."""
+    from txncheck.checker.run import judge
+    from txncheck.spec.request import ModelRequest
+    request = ModelRequest.of(os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "climb.py"), "small",
+                              {}, None)
+    ref = ModelRef.of(request, request.ground())
+    opts = ExploreOptions(stop_on_violation=False, progress=True)
+    o = explore(ref, opts, SparkOptions(master="local[2]", partitions=2))
+    judge(ref.build(), o, opts, "spark")
+    steps = [line.split(": ", 1)[1].split(";")[0] for line in capsys.readouterr().err.splitlines()
+             if line.startswith("progress [spark]: ") and not line.startswith("progress [spark]: depth ")]
+    assert steps[:2] == ["reading 4 states' records onto the driver",
+                         "reading 6 edges onto the driver (eventually and leads_to properties are judged there)"]
+    assert [s.rsplit(", ", 1)[0] for s in steps[2:4]] == [
+        "judging TopReachable (recoverable) on the state graph, 1 of 2",
+        "judging BackToZero (leads_to) on the state graph, 2 of 2"]
+    assert steps[4].startswith("judged every property in ") and len(steps) == 5
+
+
 @pytest.mark.long  # a Kafka variant on Spark and on the vector engine, about 20 s each
 @pytest.mark.parametrize("variant", ["B1d-produce-before-add", "B3-produce-after-marker"])
 def test_kafka_recoverable_only_variants(spark, variant):

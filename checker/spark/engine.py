@@ -44,7 +44,7 @@ from txncheck.checker import checkpoint
 from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from txncheck.checker.lookup import find_sorted, group_starts
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
-from txncheck.checker.progress import peak_rss
+from txncheck.checker.progress import Progress, peak_rss
 from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 
 from . import reach, storage
@@ -271,6 +271,8 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
             shutil.rmtree(workdir, ignore_errors=True)
 
     stored_edges = sum(edge_rows(root, lv) for lv in range(len(records) - 1)) if recoverable else 0
+    after = Progress(options, "spark")  # the steps on the driver after the search, each a line
+    after.step(f"reading {st.total:,} states' records onto the driver")
     t0 = time.perf_counter()
     (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
     phases["index"] = time.perf_counter() - t0
@@ -286,6 +288,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     edges = None
     if liveness:
         t0 = time.perf_counter()
+        after.step(f"reading {stored_edges:,} edges onto the driver (eventually and leads_to properties are judged there)")
         edges = _edge_indices(root, len(records) - 1, fps, seg, partitions)
         phases["edges"] = time.perf_counter() - t0
     unrecoverable = {name: (None if ref is None else index_of(*ref)) for name, ref in bad_refs.items()}
