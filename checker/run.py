@@ -119,7 +119,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                 else:
                     po = PropertyOutcome(p.name, p.kind, "unwitnessed" if outcome.complete else "unknown", doc)
             elif p.kind == RECOVERABLE:
-                if outcome.complete and (p.name in outcome.unrecoverable or outcome.edges is not None):
+                if p.name in on_graph or (outcome.complete and p.name in outcome.unrecoverable):
                     if p.name in outcome.unrecoverable:     # judged by the engine, where its edges are
                         bad = outcome.unrecoverable[p.name]
                     else:
@@ -133,7 +133,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                 else:
                     po = PropertyOutcome(p.name, p.kind, "unknown", doc)
             elif p.kind in (EVENTUALLY, LEADS_TO):
-                if outcome.complete and outcome.edges is not None:
+                if p.name in on_graph:
                     groups = groups or liveness.fairness_groups(model)
                     _judging(progress, p, on_graph, t0)
                     try:
@@ -204,7 +204,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
 
 
 def _judged_on_graph(p, outcome: SearchOutcome) -> bool:
-    """Whether `judge` decides property `p` on the stored graph (the long part of judging a large one)."""
+    """Whether `judge` decides property `p` on the stored graph (the long part of judging a large one): the
+    one place that says so, for the judging and for its progress lines."""
     if not (outcome.complete and outcome.edges is not None):
         return False
     return p.kind in (EVENTUALLY, LEADS_TO) or (p.kind == RECOVERABLE and p.name not in outcome.unrecoverable)

@@ -293,7 +293,6 @@ def test_the_progress_line_names_level_states_rate_memory_spill_and_the_estimate
     assert quiet.getvalue() == ""
 
 
-
 CLIMB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "climb.py")
 
 
