@@ -24,10 +24,12 @@ expansion order:
 - Out of memory (the vector engine): the levels fully checked before the allocation failed are kept,
   the search is incomplete (stop_reason "memory"); engines that cannot keep them raise.
 - `generated` counts enabled (state, action) pairs expanded, including level D under max_depth.
-- Edges (for recoverable properties) list every expanded transition (src, dst, action) whose
-  destination is stored. An engine that keeps its edges elsewhere (Spark) judges the recoverable
-  properties there and returns the chosen states in `unrecoverable` instead, chosen as
-  `recoverable.check` chooses them.
+- Edges (for the properties judged on the state graph: recoverable, eventually, leads_to) list every
+  expanded transition (src, dst, action) whose destination is stored. Only a complete search's graph
+  is judged, so a search that stopped (at a violation, a bound, out of memory) returns none, whatever
+  it collected. An engine that keeps its edges elsewhere (Spark) judges the recoverable properties
+  there and returns the chosen states in `unrecoverable` instead, chosen as `recoverable.check`
+  chooses them.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ class SearchOutcome:
     deadlock: int | None = None  # state index of the chosen deadlock, when checked
     goal_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] goal
     when_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] when
-    edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action) for recoverable
+    edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action): complete searches only
     # recoverable properties an engine judged where its edges are (Spark: on the executors), on a
     # complete search: property -> the chosen state that cannot recover, None when it holds
     unrecoverable: dict[str, int | None] = field(default_factory=dict)

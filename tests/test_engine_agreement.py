@@ -47,7 +47,7 @@ def normal(model, out) -> dict:
         "violations": {k: fp(v) for k, v in out.violations.items()},
         "witnesses": {k: fp(v) for k, v in out.witnesses.items()},
         "deadlock": fp(out.deadlock), "complete": out.complete, "stop_reason": out.stop_reason,
-        "recoverable": rec,
+        "recoverable": rec, "edges": out.edges is not None,
     }
 
 
@@ -56,6 +56,8 @@ def assert_agree(model, options: ExploreOptions) -> dict:
     b = normal(model, vector_explore(model, options))
     for key in a:
         assert a[key] == b[key], f"engines disagree on {key}"
+    # edges only where they are judged: a complete search with graph properties (masks are kept for each)
+    assert a["edges"] == (a["complete"] and bool(a["recoverable"]))
     return a
 
 

@@ -72,7 +72,9 @@ CASES = [
     ("twophase", {"rm": 4}, "commit-without-all-prepared", ExploreOptions(stop_on_violation=False), 7),
     ("kafka", {"protocol": "kip98"}, None, ExploreOptions(stop_on_violation=False), 1500),
     ("twophase", {"rm": 5}, None, ExploreOptions(max_depth=6), 11),
-    ("kafka", {}, None, ExploreOptions(max_depth=20), 700),                        # the depth limit, with edges
+    ("kafka", {}, None, ExploreOptions(max_depth=20), 700),                        # the depth limit: no edges
+    (NO_COMPLETE, {}, "no-complete", ExploreOptions(check_deadlock=True, stop_on_violation=False, max_depth=30),
+     150),  # the depth limit at the last level: complete, its edges into stored states kept
     ("twophase", {"rm": 5}, None, ExploreOptions(max_states=3000), 11),
     (NO_COMPLETE, {}, "no-complete", ExploreOptions(check_deadlock=True), 3),      # stops on the deadlock
     (NO_COMPLETE, {}, "no-complete", ExploreOptions(check_deadlock=True, stop_on_violation=False), 150),
@@ -96,8 +98,10 @@ def test_the_findings_in_those_cases_are_there_to_be_compared():
     model = ModelRequest.of(NO_COMPLETE, "tiny", {}, "no-complete").ground()
     o = explore(model, ExploreOptions(check_deadlock=True, stop_on_violation=False))
     assert o.deadlock is not None and o.edges is not None and o.goal_masks
+    o = explore(model, ExploreOptions(check_deadlock=True, stop_on_violation=False, max_depth=30))
+    assert o.complete and o.depth == 30 and len(o.edges[0]) == 27993  # the last level expanded at the limit
     o = explore(ModelRequest.of("kafka", "tiny", {}).ground(), ExploreOptions(max_depth=20))
-    assert o.stop_reason == "max_depth" and len(o.edges[0])
+    assert o.stop_reason == "max_depth" and o.edges is None  # an incomplete search's graph is never judged
     o = explore(ModelRequest.of("twophase", "tiny", {"rm": 4}, "commit-without-all-prepared").ground(), ExploreOptions())
     assert o.violations and o.stop_reason == "violation"
 

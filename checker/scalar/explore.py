@@ -121,7 +121,7 @@ def explore(model: GroundModel, options: ExploreOptions) -> SearchOutcome:
     progress.done(len(fps), rules.depth, generated)
     n = len(fps)
     edges = None
-    if want_edges:
+    if want_edges and rules.complete:  # only a complete search's graph is judged
         edges = (np.frombuffer(esrc, dtype=np.int64).copy(), np.frombuffer(edst, dtype=np.int64).copy(),
                  np.frombuffer(eact, dtype=np.int32).copy())
     out = SearchOutcome(

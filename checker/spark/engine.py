@@ -286,7 +286,7 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         return i
 
     edges = None
-    if liveness:
+    if liveness and st.complete:  # only a complete search's graph is judged
         t0 = time.perf_counter()
         after.step(f"reading {stored_edges:,} edges onto the driver (eventually and leads_to properties are judged there)")
         edges = _edge_indices(root, len(records) - 1, fps, seg, partitions)

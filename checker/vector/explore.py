@@ -329,12 +329,17 @@ class _Search:
         spills = store.spills
         edges = None
         edge_bytes = 0
-        if self.want_edges:
+        if self.want_edges and rules.complete:
             t0 = time.perf_counter()
             self.progress.step(f"mapping {self.edges.length:,} edges' targets to state indices")
             edges = self._edge_targets(fps)
             edge_bytes = sum(a.nbytes for a in edges)
             self.timing["edge_targets"] = time.perf_counter() - t0
+        elif self.want_edges:
+            # only a complete search's graph is judged: a stopped one lets its edges go unmapped (on a large
+            # run stopped at a limit, mapping them would take seconds and the memory of a copy)
+            edge_bytes = self.edges.length * sum(dt.itemsize for dt in self.edges.dtypes.values())
+            self.edges.clear()
         masks = self.masks.arrays() if self.masks is not None else {}
         spilled = self.spill.written
         store.close()
