@@ -29,7 +29,8 @@ expansion order:
   is judged, so a search that stopped (at a violation, a bound, out of memory) returns none, whatever
   it collected. An engine that keeps its edges elsewhere (Spark) judges the recoverable properties
   there and returns the chosen states in `unrecoverable` instead, chosen as `recoverable.check`
-  chooses them.
+  chooses them; its `edges` are then only those the properties in `edges_for` read (out of the states
+  where their goal fails), and no other property is judged on them.
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ class SearchOutcome:
     goal_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] goal
     when_masks: dict[str, np.ndarray] = field(default_factory=dict)  # recoverable -> bool [n] when
     edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (src, dst, action): complete searches only
+    edges_for: tuple[str, ...] | None = None  # None: every edge; else only those these properties read
     # recoverable properties an engine judged where its edges are (Spark: on the executors), on a
     # complete search: property -> the chosen state that cannot recover, None when it holds
     unrecoverable: dict[str, int | None] = field(default_factory=dict)

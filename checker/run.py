@@ -208,6 +208,8 @@ def _judged_on_graph(p, outcome: SearchOutcome) -> bool:
     one place that says so, for the judging and for its progress lines."""
     if not (outcome.complete and outcome.edges is not None):
         return False
+    if outcome.edges_for is not None and p.name not in outcome.edges_for:
+        return False  # the edges are a part, enough for the properties named only
     return p.kind in (EVENTUALLY, LEADS_TO) or (p.kind == RECOVERABLE and p.name not in outcome.unrecoverable)
 
 

@@ -320,3 +320,20 @@ def test_progress_names_each_step_after_the_search(tmp_path, capsys, engine):
     assert "judg" not in err and "mapping" not in err
     assert main(args + ["--continue"]) == 1  # without --progress, no line at all
     assert "progress [" not in capsys.readouterr().err
+
+
+def test_a_property_is_never_judged_on_edges_kept_for_others():
+    """An outcome whose edges are a part (`edges_for`: Spark's driver keeps those its eventually / leads_to
+    properties read) judges those properties on them and no other: a recoverable property it did not judge
+    elsewhere is unknown, not decided on a part of the graph."""
+    from dataclasses import replace
+    from txncheck.checker.run import judge
+    from txncheck.spec.request import ModelRequest
+    model = ModelRequest.of(CLIMB, "small", {}, None).ground()
+    opts = ExploreOptions(stop_on_violation=False)
+    whole = vector_explore(model, opts)
+    got = {p.name: p.outcome for p in judge(model, whole, opts, "vector").properties}
+    assert got == {"BelowTwo": "violated", "TopReachable": "holds", "BackToZero": "violated"}
+    part = replace(whole, edges_for=("BackToZero",))
+    got = {p.name: p.outcome for p in judge(model, part, opts, "vector").properties}
+    assert got == {"BelowTwo": "violated", "TopReachable": "unknown", "BackToZero": "violated"}

@@ -23,8 +23,8 @@ lost between it and the executors (verify.py): a store they do not share is an e
 verdict. At the end the executors judge the recoverable properties by a reverse search over the
 stored edges (reach.py), and the driver builds the BFS-order index (fps, parent, action) as
 memory-mapped .npy files, one level at a time, so it never holds the visited set, nor any edge
-unless eventually / leads_to properties are selected: those are judged on the driver over every
-edge, and the recoverable properties of the same run with them.
+unless eventually / leads_to properties are selected: those are judged on the driver, over the
+edges out of the states where such a property's goal fails (the only edges their judgement reads).
 """
 from __future__ import annotations
 
@@ -131,11 +131,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     sometimes = tuple(p.name for p in selected if p.kind == "sometimes")
     recoverable = tuple(p.name for p in selected if p.kind in GRAPH_KINDS)   # their flags in the store
     n_actions = len(model.actions)
-    # eventually / leads_to: their fair cycles are found on the driver, which then needs every edge; with
-    # those edges on the driver the recoverable properties are judged there too (numpy over edges already
-    # loaded beats a reverse search on the executors, 2.4x on kafka nightly with 2 cores)
-    liveness = any(p.kind in (EVENTUALLY, LEADS_TO) for p in selected)
-    judged = () if liveness else _judged(model, selected, recoverable)
+    # eventually / leads_to: their fair cycles are found on the driver, over the edges out of their goal-less
+    # states; the recoverable properties need nearly every edge (Kafka ci: 90%), so they are judged on the
+    # executors whatever else is selected, and no run brings every edge to the driver
+    liveness = tuple(p.name for p in selected if p.kind in (EVENTUALLY, LEADS_TO))
+    judged = _judged(model, selected, recoverable)
 
     workdir = os.path.abspath(tempfile.mkdtemp(prefix="txncheck-spark-", dir=options.workdir))
     root = sopts.resume or sopts.store or os.path.join(workdir, "store")
@@ -288,8 +288,9 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     edges = None
     if liveness and st.complete:  # only a complete search's graph is judged
         t0 = time.perf_counter()
-        after.step(f"reading {stored_edges:,} edges onto the driver (eventually and leads_to properties are judged there)")
-        edges = _edge_indices(root, len(records) - 1, fps, seg, partitions)
+        after.step(f"reading the edges out of {', '.join(liveness)}'s goal-less states (of {stored_edges:,} stored) "
+                   "onto the driver (eventually and leads_to properties are judged there)")
+        edges = _edge_indices(root, len(records) - 1, fps, seg, partitions, _goal_less(masks, liveness))
         phases["edges"] = time.perf_counter() - t0
     unrecoverable = {name: (None if ref is None else index_of(*ref)) for name, ref in bad_refs.items()}
     n = len(fps)
@@ -299,10 +300,11 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
         witnesses={k: index_of(*v) for k, v in st.found.refs(WITNESS).items()},
         deadlock=index_of(*st.found.deadlock()) if st.found.deadlock() is not None else None,
         goal_masks={k: v[0] for k, v in masks.items()}, when_masks={k: v[1] for k, v in masks.items()},
-        edges=edges, unrecoverable=unrecoverable, complete=st.complete, stop_reason=st.stop_reason,
+        edges=edges, edges_for=liveness if edges is not None else None, unrecoverable=unrecoverable,
+        complete=st.complete, stop_reason=st.stop_reason,
         elapsed=time.perf_counter() - t_start, peak_memory=peak_rss(), engine="spark",
-        # the index, and the stored edges (in the store, read by the executors; on the driver too
-        # only for eventually / leads_to properties: `driver_edges`)
+        # the index, and the stored edges (in the store, read by the executors; on the driver those
+        # the eventually / leads_to properties read: `driver_edges`)
         store_bytes=n * 20 + stored_edges * 20,
         extra={"partitions": partitions, "master": sopts.master, "store": root if keep else None,
                "stored_edges": stored_edges, "driver_edges": len(edges[0]) if edges else 0,
@@ -332,10 +334,20 @@ def _judged(model, selected, flags: tuple[str, ...]) -> tuple[reach.Judged, ...]
     return tuple(out)
 
 
-def _edge_indices(root: str, max_level: int, fps, seg, partitions: int):
-    """The stored edges as (source index, target index, action) into the index `fps`: for
-    eventually / leads_to properties, whose fair cycles are found on the driver (recoverable
-    properties are judged on the executors, reach.py).
+def _goal_less(masks: dict, names: tuple[str, ...]) -> np.ndarray:
+    """The states where the goal of at least one of the properties `names` fails."""
+    out = np.zeros(len(masks[names[0]][0]), dtype=bool)
+    for name in names:
+        out |= ~masks[name][0]
+    return out
+
+
+def _edge_indices(root: str, max_level: int, fps, seg, partitions: int, sources: np.ndarray):
+    """The stored edges out of the states `sources` marks, self-loops left out, as (source index, target
+    index, action) into the index `fps`: for eventually / leads_to properties, whose fair cycles are found
+    on the driver among the states where their goal fails (`liveness.LiveGraph` reads no other edge;
+    recoverable properties are judged on the executors, reach.py). The store is read a batch at a time
+    and filtered as it is read, so the driver never holds the edges it leaves out.
 
     A source lies in the level whose edges these are, in its fingerprint partition's sorted
     segment, so it is found by a search in that small segment. Targets may lie in any level: they
@@ -350,7 +362,7 @@ def _edge_indices(root: str, max_level: int, fps, seg, partitions: int):
             lo, hi = int(seg[lv, p]), int(seg[lv, p + 1])
             si[sel] = lo + np.searchsorted(fps[lo:hi], src[sel])
         si = np.minimum(si, len(fps) - 1)
-        ok = np.asarray(fps)[si] == src
+        ok = (np.asarray(fps)[si] == src) & sources[si] & (src != dst)
         srcs.append(si[ok])
         dsts.append(dst[ok])
         acts.append(act[ok])

@@ -455,8 +455,8 @@ def _local_index_dir(root: str) -> str:
 
 
 def iter_edges(root: str, max_level: int):
-    """(level, src fp, dst fp, action) of the stored edges out of each level < max_level, one level
-    at a time."""
+    """(level, src fp, dst fp, action) of the stored edges out of each level < max_level, a record
+    batch at a time (a level may come in several), read on one thread as `read_part` reads."""
     import pyarrow.dataset as ds
     from pyarrow import fs as pafs
     fs, base = fs_and_path(root)
@@ -464,6 +464,8 @@ def iter_edges(root: str, max_level: int):
         d = edges_dir(base, lv)
         if fs.get_file_info(d).type != pafs.FileType.Directory:
             continue
-        t = ds.dataset(d, filesystem=fs, format="parquet").to_table(columns=["src", "dst", "action"])
-        yield lv, (t.column("src").to_numpy().view(np.uint64), t.column("dst").to_numpy().view(np.uint64),
-                   t.column("action").to_numpy().astype(np.int32))
+        data = ds.dataset(d, filesystem=fs, format="parquet")
+        for b in data.to_batches(columns=["src", "dst", "action"], use_threads=False):
+            if b.num_rows:
+                yield lv, (b.column("src").to_numpy().view(np.uint64), b.column("dst").to_numpy().view(np.uint64),
+                           b.column("action").to_numpy().astype(np.int32))
