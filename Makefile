@@ -78,7 +78,7 @@ $(VENV35)/.installed: pyproject.toml
 test-spark35: spark35-java $(VENV35)/.installed
 	@$(PY35) -c 'import sys, pyspark; v = pyspark.__version__; sys.exit(0 if v.startswith("3.5.") else f"test-spark35: error: $(VENV35) has pyspark {v}, not 3.5.x; run make clean (or rm -rf $(VENV35)) and try again")'
 	@echo "test-spark35: pyspark $$($(PY35) -c 'import pyspark; print(pyspark.__version__)'), $$($(PY35) -V), $$($${JAVA_HOME:+$$JAVA_HOME/bin/}java -version 2>&1 | head -1)"
-	TXNCHECK_REQUIRE_SPARK=1 $(PY35) -m pytest -q -p no:cacheprovider $(SPARK_TESTS)
+	TXNCHECK_REQUIRE_SPARK=1 $(PY35) -m pytest -q -p no:cacheprovider -m 'not heavy and (not long or spark35)' $(SPARK_TESTS)
 
 # checked before the install: no point building pyspark where it cannot run
 spark35-java:

@@ -4,6 +4,7 @@ ground model every engine consumes (`spec/ground.py` builds it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 from .layout import Layout
@@ -106,8 +107,12 @@ class GroundModel:
         return self.layout.width
 
     def render_state(self, state) -> dict:
-        from .state_text import render_state  # states by name are built on the layout, not the IR
-        return render_state(self.layout, self.env, state, self.init)
+        return self._renderer.render(state)
+
+    @cached_property
+    def _renderer(self):
+        from .state_text import StateRenderer  # states by name are built on the layout, not the IR
+        return StateRenderer(self.layout, self.env, self.init)
 
     def parse_state(self, rendered) -> tuple[int, ...]:
         """The inverse of `render_state` (SpecError where the rendered state does not fit the layout)."""

@@ -146,6 +146,8 @@ def executors_cwd_outputs(cluster_) -> list:
             if f.endswith((".parquet", ".cand", ".json")) and "out" in os.path.relpath(d, work).split(os.sep)]
 
 
+@pytest.mark.long  # 57 s with the cluster's start (2026-12-02): make test-long, and test-spark35 on pyspark 3.5
+@pytest.mark.spark35
 def test_readme_command_with_a_relative_out(local_cluster, tmp_path):
     """The README's command form on kafka tiny (the exact command, on ci, is the heavy test below)."""
     rc, out, err = readme_command(local_cluster, tmp_path, ["kafka", "--config", "tiny"], "out/kafka-tiny-spark")
@@ -182,6 +184,8 @@ sys.exit(runner.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.long  # 11 s: as above
+@pytest.mark.spark35
 def test_a_store_split_between_driver_and_executors_is_an_error(local_cluster, tmp_path):
     """A store the driver and the executors see differently (here a relative path, which each
     resolves against its own working directory; on a multi-machine cluster, a path that is not
