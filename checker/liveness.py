@@ -28,10 +28,10 @@ from txncheck.spec.fairness import ground_groups
 from txncheck.spec.ground_ir import GroundModel
 from txncheck.spec.model import EVENTUALLY
 
-from .lookup import contains_sorted, distinct, group_starts, occurring
+from .lookup import concat_ranges, contains_sorted, distinct, group_starts, occurring
 from .outcome import SearchOutcome
 from .paths import InitialStates
-from .recoverable import ReverseGraph, concat_ranges, first_chosen, grouped_by, index_dtype
+from .recoverable import ReverseGraph, first_chosen, grouped_by, index_dtype
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,49 @@ def distinct(c: np.ndarray, kind: str = "quicksort") -> np.ndarray:
     return s[group_starts(s)]
 
 
+def concat_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices lo[i], lo[i]+1, ..., lo[i]+counts[i]-1 for every i, concatenated: the entries of the
+    CSR rows that start at `lo`."""
+    return np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(int(counts.sum()))
+
+
+def sort_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, keys[order]) with order `np.argsort(keys, kind="stable")`, for non-negative integer keys of
+    up to 64 bits. numpy's argsort is a comparison sort; its vectorised sort of plain values is several
+    times faster (22 M random 64-bit keys: argsort 3.7 s, this 0.8-2 s on the 2-core machine), so each
+    key is sorted with its position packed into its low bits. Keys too wide to keep whole beside a
+    position keep their high bits only; equal keys still come out in position order, and the few runs of
+    equal high bits that hold different keys out of order are then put in order by the whole key."""
+    n = len(keys)
+    u = keys.view(_U64) if keys.dtype.itemsize == 8 and keys.dtype.kind in "iu" else keys.astype(_U64)
+    if n < 2:
+        return np.arange(n, dtype=np.int64), u.copy()
+    k = int(n - 1).bit_length()
+    mask = _U64((1 << k) - 1)
+    whole = int(u.max()).bit_length() + k <= 64
+    packed = u << _U64(k) if whole else u & ~mask
+    packed |= np.arange(n, dtype=_U64)
+    packed.sort()
+    order = (packed & mask).view(np.int64)
+    if whole:
+        packed >>= _U64(k)
+        return order, packed
+    s = u[order]
+    down = np.flatnonzero(s[1:] < s[:-1])
+    if not len(down):
+        return order, s
+    high = distinct(packed[down] & ~mask)            # the runs of equal high bits out of order
+    lo, up = np.searchsorted(packed, high), np.searchsorted(packed, high | mask, "right")
+    del packed
+    size = up - lo
+    at = concat_ranges(lo, size)
+    run = np.repeat(np.arange(len(high)), size)
+    sub = order[at]
+    order[at] = sub[np.lexsort((sub, s[at], run))]
+    s[at] = u[order[at]]
+    return order, s
+
+
 def edge_keys(rows: np.ndarray, actions: np.ndarray, A: np.uint64, offset: int = 0) -> np.ndarray:
     """The key (parent row + offset) · A + action of each candidate: ordered as (parent row, action)."""
     # rows and actions are non-negative: the unsafe casts convert them in the same pass

@@ -13,18 +13,13 @@ import numpy as np
 
 from txncheck.spec.ground_ir import GroundModel
 
+from .lookup import concat_ranges
 from .outcome import SearchOutcome
 
 
 def index_dtype(n: int):
     """The narrowest of int32 and int64 that indexes `n` items."""
     return np.int32 if n < 2**31 else np.int64
-
-
-def concat_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The indices lo[i], lo[i]+1, ..., lo[i]+counts[i]-1 for every i, concatenated: the entries of the
-    CSR rows that start at `lo`."""
-    return np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(int(counts.sum()))
 
 
 def grouped_by(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

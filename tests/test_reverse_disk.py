@@ -2,7 +2,8 @@
 graphs (hypothesis), in blocks down to one edge's worth of share, the same sources in the same order, the
 same row starts and the same reachable sets for every edge filter; its files removed when it closes; and
 the judging graph chosen by the budget. And the counting sort both are built on (`grouped_by`) against a
-stable argsort."""
+stable argsort, and the Spark engine's grouping of a partition's in-edges by target (`in_edges_by_target`)
+against a loop over the edges."""
 from __future__ import annotations
 
 import os
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from txncheck.checker.recoverable import ReverseGraph, grouped_by
 from txncheck.checker.resources import split_budget
+from txncheck.checker.spark.reach import in_edges_by_target
 from txncheck.checker.vector import reverse
 from txncheck.checker.vector.reverse import DiskReverseGraph, in_memory_bytes
 from txncheck.checker.vector.spill import SpillDir
@@ -40,6 +42,27 @@ def test_grouped_by_is_a_stable_argsort(n, data):
     assert np.array_equal(order, expected)
     assert np.array_equal(starts, np.searchsorted(keys[expected], np.arange(n + 1)))
     assert starts.dtype == np.int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(states=st.sets(st.integers(0, 2**64 - 1), max_size=40), others=st.sets(st.integers(0, 2**64 - 1), max_size=3),
+       data=st.data())
+def test_in_edges_by_target_are_the_edges_into_each_state(states, others, data):
+    """Each state's CSR row holds exactly the edges into it, in their order; edges into a fingerprint that is
+    not a state are counted as missing and dropped."""
+    f = np.array(sorted(states), dtype=np.uint64)
+    pool = sorted(states | others)
+    e = data.draw(st.integers(0, 200))
+    d = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=e, max_size=e)) if pool and e else [], dtype=np.uint64)
+    src = np.arange(len(d), dtype=np.uint64) * np.uint64(3)
+    bits = (np.arange(len(d)) % 7 + 1).astype(np.uint8)
+    starts, s, b, missing = in_edges_by_target(f, d, src, bits)
+    assert starts.dtype == np.int64 and len(starts) == len(f) + 1 and starts[0] == 0
+    for i, fp in enumerate(f):
+        into = np.flatnonzero(d == fp)
+        assert np.array_equal(s[starts[i]:starts[i + 1]], src[into])
+        assert np.array_equal(b[starts[i]:starts[i + 1]], bits[into])
+    assert missing == int((~np.isin(d, f)).sum()) and starts[-1] == len(d) - missing == len(s) == len(b)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

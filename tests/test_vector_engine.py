@@ -207,6 +207,39 @@ def test_table_group_by_on_a_level_sized_array(distinct):
     assert len(rounds) > 1  # some fingerprints lost their slot and went round again
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=400), st.integers(0, 64), st.integers(1, 4),
+       st.sampled_from(["uint64", "int64", "int32", "uint8"]))
+def test_sort_order_is_numpys_stable_argsort(values, varied, dup, dtype):
+    """`sort_order` gives numpy's stable argsort and the sorted keys: keys of every width (only the low
+    `varied` bits differ, so runs of equal high bits hold different keys), each repeated `dup` times,
+    in shuffled order, of every integer dtype the engines sort."""
+    info = np.iinfo(dtype)
+    high = np.uint64(values[0] if values else 0) & ~np.uint64((1 << varied) - 1 if varied < 64 else 2**64 - 1)
+    keys = (np.array(values * dup, dtype=np.uint64) & np.uint64((1 << varied) - 1 if varied < 64 else 2**64 - 1)) | high
+    keys = (keys % np.uint64(info.max)).astype(dtype)
+    keys = keys[np.random.default_rng(len(keys)).permutation(len(keys))]
+    order, ordered = lookup.sort_order(keys)
+    want = np.argsort(keys, kind="stable")
+    assert order.dtype == np.int64 and np.array_equal(order, want)
+    assert np.array_equal(ordered, keys[want].astype(np.uint64))
+
+
+def test_sort_order_puts_runs_of_equal_high_bits_in_order():
+    """Wide keys that share their high bits with others of different low bits take the repair of those runs
+    (lexsort), and still come out as numpy's stable argsort."""
+    rng = np.random.default_rng(7)
+    low = rng.integers(0, 1 << 16, 5000).astype(np.uint64)
+    # the second set's last run has every high bit set
+    for keys in ((rng.integers(1, 4, 5000).astype(np.uint64) << np.uint64(61)) | low, np.uint64(2**64 - 1) - low):
+        calls = []
+        real = np.lexsort
+        with patch.object(np, "lexsort", lambda k: calls.append(len(k[0])) or real(k)):
+            order, ordered = lookup.sort_order(keys)
+        assert calls and np.array_equal(order, np.argsort(keys, kind="stable"))
+        assert np.array_equal(ordered, np.sort(keys))
+
+
 def test_spilling_to_disk_gives_the_same_outcome(tmp_path):
     m = _twophase(5)
     plain = vector_explore(m, ExploreOptions())

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..recoverable import ReverseGraph, concat_ranges, index_dtype
+from ..lookup import concat_ranges
+from ..recoverable import ReverseGraph, index_dtype
 from ..resources import split_budget
 from .spill import SpillDir, mapped
 
