@@ -348,6 +348,80 @@ def test_resume_from_a_store_missing_a_level_file_is_an_error(spark, tmp_path):
         explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume=str(store)))
 
 
+def test_a_store_of_another_layout_version_is_refused_on_resume(spark, tmp_path):
+    from txncheck.checker.spark import storage
+    from txncheck.checker.spark.engine import SparkEngineError
+    store = tmp_path / "store"
+    explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", store=str(store)))
+    manifest = json.loads((store / "manifest.json").read_text())
+    manifest["version"] = storage.SCHEMA_VERSION - 1
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SparkEngineError, match=rf"another version of txncheck's Spark store \(version "
+                                               rf"{storage.SCHEMA_VERSION - 1}, this one reads "
+                                               rf"{storage.SCHEMA_VERSION}\); run without --resume to start over"):
+        explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", resume=str(store)))
+
+
+@pytest.mark.parametrize("counts", [[0, 0, 0], [5, 0, 3, 0], [0, 7], [1_100_000, 2, 0, 9]])
+def test_an_edges_file_gives_each_target_partition_its_own_edges(tmp_path, counts):
+    """Edges written by target partition come back one partition at a time, those of a partition larger than
+    Parquet's default row group (2^20 rows) included; an empty partition gives none."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+    from txncheck.checker.spark import storage
+    n = sum(counts)
+    t = pa.table({"src": np.arange(n, dtype=np.int64), "dst": np.arange(n, dtype=np.int64) * 3,
+                  "action": (np.arange(n) % 5).astype(np.int32)})
+    fs, path = pafs.LocalFileSystem(), str(tmp_path / "edges" / "task-00000.parquet")
+    storage.write_edges_atomic(t, np.array(counts), path, fs)
+    assert os.listdir(tmp_path / "edges") == ["task-00000.parquet"]
+    lo = 0
+    for q, c in enumerate(counts):
+        got = storage.read_edges_into(fs, path, q)
+        assert (got is None) == (c == 0)
+        if c:
+            assert got.equals(t.slice(lo, c).replace_schema_metadata(got.schema.metadata))
+        lo += c
+    with pytest.raises(ValueError, match=f"lists {len(counts)} target partitions, not partition {len(counts)}"):
+        storage.read_edges_into(fs, path, len(counts))
+
+
+def test_an_edges_file_reads_a_partition_of_several_row_groups(tmp_path):
+    """A partition's edges may span row groups (a writer's cap on their size): all of them are read, and a
+    row group that mixes two partitions is refused."""
+    import json as _json
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+    from txncheck.checker.spark import storage
+    counts = [5, 0, 3]
+    t = pa.table({"src": np.arange(8, dtype=np.int64), "dst": np.arange(8, dtype=np.int64), "action": np.zeros(8, np.int32)})
+    t = t.replace_schema_metadata({storage.EDGE_PARTS: _json.dumps(counts).encode()})
+    for name, cuts in (("split", [(0, 2), (2, 3), (5, 3)]), ("mixed", [(0, 4), (4, 4)])):
+        path = str(tmp_path / f"{name}.parquet")
+        with pq.ParquetWriter(path, t.schema) as w:
+            for lo, n in cuts:
+                w.write_table(t.slice(lo, n), row_group_size=n)
+        assert pq.read_metadata(path).num_row_groups == len(cuts)
+        if name == "split":
+            assert storage.read_edges_into(pafs.LocalFileSystem(), path, 0).column("src").to_pylist() == [0, 1, 2, 3, 4]
+            assert storage.read_edges_into(pafs.LocalFileSystem(), path, 2).column("src").to_pylist() == [5, 6, 7]
+        else:
+            with pytest.raises(ValueError, match="row group 1 mixes the edges of target partition 0 with others"):
+                storage.read_edges_into(pafs.LocalFileSystem(), path, 0)
+
+
+def test_an_edges_file_without_its_partitions_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+    from txncheck.checker.spark import storage
+    path = str(tmp_path / "task-00000.parquet")
+    pq.write_table(pa.table({"src": [1], "dst": [2], "action": [0]}), path)
+    with pytest.raises(ValueError, match="its footer lists no target partitions"):
+        storage.read_edges_into(pafs.LocalFileSystem(), path, 0)
+
+
 def test_a_relative_store_is_made_absolute_on_the_driver(spark, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     o = explore(ModelRef.named("twophase", "tiny"), ExploreOptions(), SparkOptions(master="local[2]", partitions=4,

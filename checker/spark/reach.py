@@ -3,11 +3,10 @@ with no per-edge data on the driver.
 
 A recoverable property is violated by a reachable `when` state from which no goal state can be
 reached (through the edges the property keeps, see `checker/recoverable.py`). The edges stay in
-the store (edges/LLLLL/task-TTTTT.parquet, by source level); the search is three kinds of
-single-stage Spark jobs of T tasks, partition p owned by task p mod T as in the search:
+the store (edges/LLLLL/task-TTTTT.parquet, by source level, and within a file by target partition,
+so a partition's in-edges are read alone); the search is two kinds of single-stage Spark jobs of T
+tasks, partition p owned by task p mod T as in the search:
 
-    ROUTE    the edge files, shared out among the tasks, are re-filed by target partition
-             (q = dst mod P) into reach/edges/to=q/from-t: (dst, src, the action's property bits)
     ROUND r  per partition q: the states of q that round r-1's messages newly reach (round 0:
              the goal states), one bit per property; their in-edges carry those bits back to the
              edges' sources, sent as messages (src fp, bits) to reach/msg/r+1/to=src mod P/from-q
@@ -38,7 +37,7 @@ import numpy as np
 from ..lookup import concat_ranges, group_starts, sort_order
 from . import storage
 
-ROUTE, ROUND, VERDICT = "route", "round", "verdict"
+ROUND, VERDICT = "round", "verdict"
 GROUP = 64          # properties judged together, one bit each in a uint64
 
 
@@ -64,7 +63,7 @@ class ReachCtx:
     allowed: tuple[int, ...]       # per action: the bits of the properties whose edges it keeps
     mode: str
     round: int = 0
-    files: tuple[str, ...] = ()    # ROUTE: the stored edge files, shared out task by task
+    files: tuple[str, ...] = ()    # the stored edge files (every level's): where partitions read their in-edges
     cache_bytes: int = 1 << 30     # per Python worker: partitions kept between rounds
 
 
@@ -76,10 +75,6 @@ def _dtype(ctx: ReachCtx):
 
 def scratch(root: str) -> str:
     return f"{root}/reach"
-
-
-def _edges_dir(base: str, part: int) -> str:
-    return f"{scratch(base)}/edges/to={part:05d}"
 
 
 def _msg_dir(base: str, rnd: int, part: int | None = None) -> str:
@@ -125,7 +120,7 @@ def _or_reduce(keys: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 # ---- one partition, as a task keeps it between rounds ----------------------------------------
-_FIELDS = ("fps", "level", "goal", "when", "starts", "src", "ebits", "missing")
+_FIELDS = ("fps", "level", "goal", "when", "starts", "src", "ebits", "counts")
 
 
 class _Part:
@@ -133,10 +128,11 @@ class _Part:
     the edges into state i are starts[i]:starts[i+1] of src and ebits), and the bits reached so far.
     All but `reach` are read-only, memory-mapped from the scratch space on a local store."""
 
-    def __init__(self, fps, level, goal, when, starts, src, ebits, missing):
+    def __init__(self, fps, level, goal, when, starts, src, ebits, counts):
         self.fps, self.level, self.goal, self.when = fps, level, goal, when
         self.starts, self.src, self.ebits = starts, src, ebits
-        self.missing = int(missing[0])        # in-edges whose target the store does not hold (dropped)
+        self.missing = int(counts[0])         # in-edges whose target the store does not hold (dropped)
+        self.read = int(counts[1])            # in-edges read from the store, those no property keeps included
         self.reach = np.array(goal)
         self.upto = 0                         # rounds applied to `reach`
 
@@ -171,14 +167,15 @@ def _load(ctx: ReachCtx, q: int, out: dict) -> _Part:
     part = _Part(*arrays)
     out["load_s"] += time.perf_counter() - t0
     out["states"][q] = len(part.fps)
-    out["edges"][q] = len(part.src) + part.missing
+    out["edges"][q] = part.read
     out["missing"] += part.missing
     return part
 
 
 def _prepare(ctx: ReachCtx, q: int) -> tuple[np.ndarray, ...]:
     """Partition q from the store: its states of every level (sorted by fp) with their goal and
-    when bits, and its in-edges re-filed by ROUTE, by target."""
+    when bits, and its in-edges by target, with the bits of the properties whose edges each one's
+    action keeps (edges that count for none are dropped)."""
     fs, base = storage.fs_and_path(ctx.store)
     W = _dtype(ctx)
     fps, lvl, fl = [], [], []
@@ -203,17 +200,30 @@ def _prepare(ctx: ReachCtx, q: int) -> tuple[np.ndarray, ...]:
         goal |= bits[:, 2 * flag] << W.type(j)
         when |= bits[:, 2 * flag + 1] << W.type(j)
     del bits, flags
+    allowed = np.asarray(ctx.allowed, dtype=np.uint64).astype(W)
     dst, src, eb = [], [], []
-    for path in _files(fs, _edges_dir(base, q)):
-        d, s, b = _read_arrays(fs, path, 3)
-        dst.append(d), src.append(s), eb.append(b)
+    read = 0
+    for path in ctx.files:
+        try:
+            t = storage.read_edges_into(fs, path, q)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not an edges file of this store ({exc})") from None
+        if t is None:
+            continue
+        read += t.num_rows
+        b = allowed[t.column("action").to_numpy()]
+        k = b != 0
+        dst.append(t.column("dst").to_numpy().view(np.uint64)[k])
+        src.append(t.column("src").to_numpy().view(np.uint64)[k])
+        eb.append(b[k])
+        del t
     if dst:
-        d, s, b = np.concatenate(dst), np.concatenate(src), np.concatenate(eb).astype(W)
+        d, s, b = np.concatenate(dst), np.concatenate(src), np.concatenate(eb)
     else:
         d, s, b = np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, W)
     del dst, src, eb
     starts, s, b, missing = in_edges_by_target(f, d, s, b)
-    return f, lv, goal, when, starts, s, b, np.array([missing], dtype=np.int64)
+    return f, lv, goal, when, starts, s, b, np.array([missing, read], dtype=np.int64)
 
 
 def in_edges_by_target(f: np.ndarray, d: np.ndarray, s: np.ndarray, b: np.ndarray):
@@ -278,63 +288,16 @@ def _drop_stale(ctx: ReachCtx) -> None:
 # ---- the tasks -------------------------------------------------------------------------------
 def run_task(ctx: ReachCtx, task: int) -> dict:
     t0 = time.perf_counter()
-    out = {"task": task, "read": 0, "sent": [0] * ctx.partitions, "states": {}, "edges": {}, "recv": {},
+    out = {"task": task, "sent": [0] * ctx.partitions, "states": {}, "edges": {}, "recv": {},
            "missing": 0, "new": 0, "bad": {}, "load_s": 0.0}
     _drop_stale(ctx)
-    if ctx.mode == ROUTE:
-        _route(ctx, task, out)
-    else:
-        for q in range(task, ctx.partitions, ctx.tasks):
-            if ctx.mode == ROUND:
-                _round(ctx, q, out)
-            else:
-                _verdict(ctx, q, out)
+    for q in range(task, ctx.partitions, ctx.tasks):
+        if ctx.mode == ROUND:
+            _round(ctx, q, out)
+        else:
+            _verdict(ctx, q, out)
     out["seconds"] = time.perf_counter() - t0
     return out
-
-
-def _route(ctx: ReachCtx, task: int, out: dict, limit: int = 1 << 24) -> None:
-    """Re-file this task's share of the edge files by target partition, with the bits of the
-    properties each edge's action counts for (edges that count for none are dropped); written in
-    chunks of about `limit` edges, so a task never holds more than that."""
-    import pyarrow.parquet as pq
-    fs, base = storage.fs_and_path(ctx.store)
-    W = _dtype(ctx)
-    allowed = np.asarray(ctx.allowed, dtype=np.uint64).astype(W)
-    P = np.uint64(ctx.partitions)
-    sent = np.zeros(ctx.partitions, dtype=np.int64)
-    held: list = []
-    chunk = 0
-
-    def flush():
-        nonlocal held, chunk
-        d, s, b = (np.concatenate([h[i] for h in held]) for i in range(3))
-        held = []
-        dest = (d % P).astype(np.int16 if ctx.partitions < (1 << 15) else np.int64)
-        order = np.argsort(dest, kind="stable")      # a radix sort for 16-bit keys
-        d, s, b, dest = d[order], s[order], b[order], dest[order]
-        counts = np.bincount(dest, minlength=ctx.partitions)
-        bounds = np.r_[0, np.cumsum(counts)]
-        for q in np.flatnonzero(counts):
-            lo, hi = int(bounds[q]), int(bounds[q + 1])
-            _write_arrays(fs, f"{_edges_dir(base, int(q))}/from-{task:05d}-{chunk:05d}.npy",
-                          (d[lo:hi], s[lo:hi], b[lo:hi]))
-        sent[:] += counts
-        chunk += 1
-
-    for path in ctx.files[task::ctx.tasks]:
-        t = pq.read_table(path, columns=["src", "dst", "action"], filesystem=fs, use_threads=False)
-        out["read"] += t.num_rows
-        b = allowed[t.column("action").to_numpy()]
-        k = b != 0
-        held.append((t.column("dst").to_numpy().view(np.uint64)[k], t.column("src").to_numpy().view(np.uint64)[k],
-                     b[k]))
-        del t
-        if sum(len(h[0]) for h in held) >= limit:
-            flush()
-    if held:
-        flush()
-    out["sent"] = sent.tolist()
 
 
 def _round(ctx: ReachCtx, q: int, out: dict) -> None:
@@ -427,7 +390,7 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
     want_edges = sum(edge_rows(root, lv) for lv in range(edge_levels))
     verdicts: dict = {}
     stats = {"rounds": [], "edges": int(want_edges), "messages": 0, "seconds": 0.0,
-             "route_s": 0.0, "rounds_s": 0.0, "verdict_s": 0.0, "load_s": 0.0}
+             "rounds_s": 0.0, "verdict_s": 0.0, "load_s": 0.0}
 
     def timed(key, ctx):
         t0 = time.perf_counter()
@@ -443,18 +406,17 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
             for j, prop in enumerate(group):
                 allowed |= np.asarray(prop.keep, dtype=np.uint64) << np.uint64(j)
             base_ctx = ReachCtx(root, nonce, partitions, tasks, levels, n_flags, tuple(p.flag for p in group),
-                                tuple(int(a) for a in allowed), ROUTE, files=tuple(files))
-            storage.remove_dir(root, f"{scratch(base)}/edges")
-            got = timed("route_s", base_ctx)
-            read = sum(r["read"] for r in got)
-            if read != want_edges:
-                raise StoreNotShared(f"the Spark executors read {read:,} stored edges of the store at {root}, the "
-                                     f"driver reads {want_edges:,}: {FIX}")
-            sent = np.sum([r["sent"] for r in got], axis=0)
+                                tuple(int(a) for a in allowed), ROUND, files=tuple(files))
+            sent = None
             rnd = 0
             while True:
-                got = timed("rounds_s", replace(base_ctx, mode=ROUND, round=rnd, files=()))
+                got = timed("rounds_s", replace(base_ctx, round=rnd))
                 _check_round(got, rnd, sent, visited, root)
+                if rnd == 0:       # every partition was prepared from the store in round 0
+                    read = sum(sum(r["edges"].values()) for r in got)
+                    if read != want_edges:
+                        raise StoreNotShared(f"the Spark executors read {read:,} stored edges of the store at {root}, "
+                                             f"the driver reads {want_edges:,}: {FIX}")
                 storage.remove_dir(root, _msg_dir(base, rnd))
                 sent = np.sum([r["sent"] for r in got], axis=0)
                 stats["rounds"].append(int(sum(r["new"] for r in got)))
@@ -462,7 +424,7 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
                 if not sent.any():
                     break
                 rnd += 1
-            got = timed("verdict_s", replace(base_ctx, mode=VERDICT, round=rnd, files=()))
+            got = timed("verdict_s", replace(base_ctx, mode=VERDICT, round=rnd))
             _check_round(got, None, None, visited, root)
             for j, prop in enumerate(group):
                 found = [r["bad"][j] for r in got if j in r["bad"]]
@@ -474,9 +436,8 @@ def judge(call, root: str, partitions: int, tasks: int, levels: int, edge_levels
 
 
 def _check_round(got: list[dict], rnd: int | None, sent, visited: np.ndarray, root: str) -> None:
-    """Nothing lost between the tasks: every partition loaded holds the states the driver recorded
-    and the in-edges ROUTE sent it; every message arrived; every edge and message names a stored
-    state."""
+    """Nothing lost between the tasks: every partition loaded holds the states the driver recorded;
+    every message of round `rnd` > 0 arrived; every edge and message names a stored state."""
     from .verify import StoreNotShared, FIX
     P = len(visited)
     for r in got:
@@ -488,14 +449,13 @@ def _check_round(got: list[dict], rnd: int | None, sent, visited: np.ndarray, ro
         if r["missing"]:
             raise StoreNotShared(f"the Spark executors found {r['missing']:,} edges into states that the store at "
                                  f"{root} does not hold: {FIX}")
-    if rnd is None:
+    if not rnd:
         return
-    key = "edges" if rnd == 0 else "recv"
     seen = np.zeros(P, dtype=np.int64)
     for r in got:
-        for q, n in r[key].items():
+        for q, n in r["recv"].items():
             seen[int(q)] = n
     if not np.array_equal(seen, sent):
-        what = "in-edges re-filed by target" if rnd == 0 else f"messages of round {rnd} of the reverse search"
-        raise StoreNotShared(f"the Spark executors lost {what} between tasks in the store at {root} "
-                             f"({int(sent.sum()):,} sent, {int(seen.sum()):,} received): {FIX}")
+        raise StoreNotShared(f"the Spark executors lost messages of round {rnd} of the reverse search between "
+                             f"tasks in the store at {root} ({int(sent.sum()):,} sent, {int(seen.sum()):,} "
+                             f"received): {FIX}")

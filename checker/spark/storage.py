@@ -6,7 +6,9 @@ Layout under the store directory:
     manifest.json                 model reference, partitions, one record per complete level
     levels/LLLLL/part=PPPPP/data.parquet   new states of level L in fingerprint partition P:
                                   fp, pfp (parent fp), action, state (packed row), flags
-    edges/LLLLL/task-TTTTT.parquet  every edge out of level L (only with recoverable properties)
+    edges/LLLLL/task-TTTTT.parquet  every edge out of level L that task T expanded (only with recoverable
+                                  properties): src, dst, action, in row groups by target partition
+                                  (dst mod P), whose sizes the footer lists (`write_edges_atomic`)
     cand/LLLLL/to=QQQQQ/from-TTTTT.cand  successor candidates for level L in partition Q, sent by
                                   task T (raw arrays, see CandidateWriter): the level's exchange, removed once the
                                   level is recorded; never trusted on resume (recomputed)
@@ -27,7 +29,7 @@ import uuid
 
 import numpy as np
 
-SCHEMA_VERSION = 2    # 2: candidate exchange files, (part, fp) index order
+SCHEMA_VERSION = 3    # 2: candidate exchange files, (part, fp) index order; 3: edges by target partition
 
 
 def fs_and_path(uri: str):
@@ -251,6 +253,59 @@ def write_table_atomic(table, path: str, fs=None) -> int:
     return int(size)
 
 
+EDGE_PARTS = b"txncheck.edge_parts"     # footer key: the edges into each target partition, in file order
+
+
+def write_edges_atomic(table, counts: np.ndarray, path: str, fs) -> int:
+    """Write the edges `table` (src, dst, action), ordered by target partition with `counts[q]` edges
+    into partition q, as Parquet at `path` with each partition's edges in row groups of their own,
+    so that the reverse search reads a partition's in-edges alone (`read_edges_into`)."""
+    import pyarrow.parquet as pq
+    parent = path.rsplit("/", 1)[0]
+    fs.create_dir(parent, recursive=True)
+    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}.parquet"
+    table = table.replace_schema_metadata({EDGE_PARTS: json.dumps([int(c) for c in counts]).encode()})
+    bounds = np.r_[0, np.cumsum(counts)]
+    with fs.open_output_stream(tmp) as out:
+        with pq.ParquetWriter(out, table.schema, compression="lz4", write_statistics=False,
+                              use_dictionary=["action"]) as w:
+            for q in np.flatnonzero(counts):   # a write never shares a row group with the one before
+                lo, hi = int(bounds[q]), int(bounds[q + 1])
+                w.write_table(table.slice(lo, hi - lo), row_group_size=hi - lo)
+    size = fs.get_file_info(tmp).size or 0
+    _move(fs, tmp, path)
+    return int(size)
+
+
+def read_edges_into(fs, path: str, part: int, columns=("src", "dst", "action")):
+    """The edges of the edges file `path` (`write_edges_atomic`) into target partition `part`, as a table,
+    or None where it holds none. Raises ValueError where the footer does not describe the row groups."""
+    import pyarrow.parquet as pq
+    with fs.open_input_file(path) as f:
+        pf = pq.ParquetFile(f)
+        meta = pf.metadata
+        listed = (meta.metadata or {}).get(EDGE_PARTS)
+        if listed is None:
+            raise ValueError("its footer lists no target partitions")
+        counts = json.loads(listed)
+        if not 0 <= part < len(counts):
+            raise ValueError(f"it lists {len(counts)} target partitions, not partition {part}")
+        if not counts[part]:
+            return None
+        lo = sum(counts[:part])
+        hi, at, groups = lo + counts[part], 0, []
+        for i in range(meta.num_row_groups):
+            n = meta.row_group(i).num_rows
+            if lo <= at and at + n <= hi:
+                groups.append(i)
+            elif at < hi and at + n > lo:
+                raise ValueError(f"row group {i} mixes the edges of target partition {part} with others")
+            at += n
+        if at != sum(counts) or sum(meta.row_group(i).num_rows for i in groups) != counts[part]:
+            raise ValueError(f"its row groups hold {at} edges, its footer lists {sum(counts)}")
+        return pf.read_row_groups(groups, columns=list(columns), use_threads=False)
+
+
 def write_bytes_atomic(fs, path: str, data: bytes) -> int:
     """Write `data` at `path` (a path of `fs`) via a temporary file and a rename; returns its size."""
     parent = path.rsplit("/", 1)[0]
@@ -320,7 +375,9 @@ class Manifest:
             raise SparkEngineError(f"{self.root} holds the checkpoint of a {self.data['engine']} engine run; resume "
                                    f"it with --engine {self.data['engine']}")
         if not isinstance(self.data, dict) or self.data.get("version") != SCHEMA_VERSION:
-            raise SparkEngineError(f"{self.root} was written by another store version")
+            raise SparkEngineError(f"{self.root} was written by another version of txncheck's Spark store "
+                                   f"(version {self.data.get('version') if isinstance(self.data, dict) else None}, this "
+                                   f"one reads {SCHEMA_VERSION}); run without --resume to start over")
         for key in ("search", "partitions", "records"):
             if key not in self.data:
                 raise SparkEngineError(f"{self.root}: manifest.json has no '{key}'; run without --resume "

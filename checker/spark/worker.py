@@ -327,8 +327,14 @@ def _write_edges(ctx: LevelCtx, task: int, parts) -> int:
     else:
         src = dst = np.zeros(0, np.uint64)
         act = np.zeros(0, np.int32)
+    # by target partition (a radix sort), so the reverse search reads each partition's in-edges alone
+    dest = (dst % np.uint64(ctx.partitions)).astype(np.int16 if ctx.partitions < (1 << 15) else np.int64)
+    order = np.argsort(dest, kind="stable")
+    src, dst, act = src[order], dst[order], act[order]
+    counts = np.bincount(dest, minlength=ctx.partitions)
+    del order, dest
     t = pa.table({"src": src.view(np.int64), "dst": dst.view(np.int64), "action": act.astype(np.int32)})
-    storage.write_table_atomic(t, f"{storage.edges_dir(base, lv)}/task-{task:05d}.parquet", fs)
+    storage.write_edges_atomic(t, counts, f"{storage.edges_dir(base, lv)}/task-{task:05d}.parquet", fs)
     return len(src)
 
 
