@@ -34,3 +34,18 @@ def txncheck_main():
             code = main(list(args))
         return code, out.getvalue(), err.getvalue()
     return run
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local[2] session shared by a Spark test module's tests (the engine reuses the active one)."""
+    import shutil
+    import tempfile
+
+    from txncheck.checker.spark.ref import SparkOptions
+    from txncheck.checker.spark.session import start_session
+    work = tempfile.mkdtemp(prefix="txncheck-spark-test-")
+    s = start_session(SparkOptions(master="local[2]"), work)
+    yield s
+    s.stop()
+    shutil.rmtree(work, ignore_errors=True)

@@ -22,16 +22,6 @@ from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noq
 from txncheck.checker.vector.explore import explore as vector_explore  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from txncheck.checker.spark.session import start_session
-    work = tempfile.mkdtemp(prefix="txncheck-spark-test-")
-    s = start_session(SparkOptions(master="local[2]"), work)
-    yield s
-    s.stop()
-    shutil.rmtree(work, ignore_errors=True)
-
-
 def agree(ref: ModelRef, opts: ExploreOptions, tmp_path=None, **sk):
     model = ref.build()
     v = vector_explore(model, opts)

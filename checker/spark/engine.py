@@ -43,6 +43,7 @@ import numpy as np
 from txncheck.checker import checkpoint
 from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
 from txncheck.checker.lookup import find_sorted, group_starts
+from txncheck.checker.no_room import is_no_room
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
 from txncheck.checker.progress import Progress, peak_rss
 from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
@@ -50,6 +51,7 @@ from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 from . import reach, storage
 from .available import require_spark
 from .ref import ModelRef, SparkOptions
+from .room import NoRoom, raise_any, store_full, task_result
 from .session import SparkEngineError
 from .verify import Ledger, StoreNotShared, edge_rows, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
@@ -260,6 +262,10 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
                 ledger.visited, n_actions)
             phases["reach"] = time.perf_counter() - t0
         done = True
+    except (NoRoom, OSError) as err:
+        if isinstance(err, OSError) and not is_no_room(err):
+            raise
+        raise store_full(err, root, keep, len(records), stats) from None
     finally:
         cleaner.shutdown(wait=True)
         t0 = time.perf_counter()
@@ -274,7 +280,14 @@ def explore(model_ref: ModelRef, options: ExploreOptions, spark_options: SparkOp
     after = Progress(options, "spark")  # the steps on the driver after the search, each a line
     after.step(f"reading {st.total:,} states' records onto the driver")
     t0 = time.perf_counter()
-    (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
+    try:
+        (fps, parent, action), masks, seg = storage.build_index(root, st.levels, partitions, list(recoverable))
+    except OSError as err:
+        if not is_no_room(err):
+            raise
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise store_full(err, root, keep, len(records), stats) from None
     phases["index"] = time.perf_counter() - t0
 
     def index_of(level: int, fp: int) -> int:
@@ -432,11 +445,19 @@ class _Runner:
     def call(self, fn, ctx, description: str) -> list[dict]:
         """`fn(ctx, task)` on every task; their results."""
         self.sc.setJobDescription(description)
-        return self.rdd.mapPartitionsWithIndex(partial(_task, fn, ctx)).collect()
+        results = self.rdd.mapPartitionsWithIndex(partial(_task, fn, ctx)).collect()
+        raise_any(results, description)
+        return results
 
 
 def _task(fn, ctx, index: int, _rows):
-    yield fn(ctx, index)
+    try:
+        out = fn(ctx, index)
+    except OSError as err:   # a full store: reported, not retried (room.py)
+        out = task_result(err, index)
+        if out is None:
+            raise
+    yield out
 
 
 def _merge(parts: list[dict], stats: list[dict], level: int, mode: str) -> dict:

@@ -19,7 +19,6 @@ is mapped, which is what a budget must bound.
 """
 from __future__ import annotations
 
-import errno
 import os
 import re
 import tempfile
@@ -28,6 +27,7 @@ import numpy as np
 
 from txncheck.spec.errors import TxncheckError
 
+from ..no_room import FIXES, free_bytes, mib
 from ..processes import alive
 
 # what each file stem holds, for the message when it cannot be written
@@ -42,10 +42,6 @@ _OURS = re.compile(r"^[a-z][a-z0-9-]*-(\d+)-\d+\.bin$")  # STEM-PID-N.bin
 class SpillError(TxncheckError):
     """A spill file that cannot be written (exit 2): the message names the file, what it holds, the size
     being written and the fix."""
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.1f} MiB"
 
 
 class SpillDir:
@@ -95,23 +91,18 @@ class SpillDir:
         holds = next((what for stem, what in _HOLDS if name.startswith(stem + "-")), "the search's data")
         code = err.errno
         why = err.strerror or str(err)
-        try:
-            st = os.statvfs(os.path.dirname(path))
-            free = f", {_mib(st.f_bavail * st.f_frsize)} free there"
-        except OSError:
-            free = ""
-        room = code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-        fix = {errno.ENOSPC: "make room on that filesystem",
-               errno.EDQUOT: "free some of your disk quota there",
-               errno.EFBIG: "raise the file-size limit (`ulimit -f`)"}.get(code, "make that directory writable")
+        left = free_bytes(os.path.dirname(path))
+        free = f", {mib(left)} free there" if left is not None else ""
+        room = code in FIXES
+        fix = FIXES.get(code, "make that directory writable")
         place = "a filesystem with room" if room else "a directory you can write to"
         where = (f"give --out on {place} (the spill files are written beside it)" if self.workdir
                  else f"set TMPDIR to {place}")
-        doing = f"writing {_mib(size)} of {holds} to {path}" if size else f"creating {path} for {holds}"
+        doing = f"writing {mib(size)} of {holds} to {path}" if size else f"creating {path} for {holds}"
         fixes = [fix, where] + (["give a larger --memory-budget so that less is spilled"] if room else [])
         stage = "judging the graph properties" if name.startswith(("reverse-", "live-")) else "the search"
         return SpillError(f"{stage} cannot spill to disk: {doing} failed ({why}); the run had spilled "
-                          f"{_mib(self.written)} before it{free}; {', '.join(fixes[:-1])} or {fixes[-1]}")
+                          f"{mib(self.written)} before it{free}; {', '.join(fixes[:-1])} or {fixes[-1]}")
 
     def remove(self, path: str) -> None:
         self.files.discard(path)
