@@ -51,7 +51,7 @@ from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 from . import reach, storage
 from .available import require_spark
 from .ref import ModelRef, SparkOptions
-from .room import NoRoom, raise_any, store_full, task_result
+from .failures import NoRoom, raise_any, store_full, task_result
 from .session import SparkEngineError
 from .verify import Ledger, StoreNotShared, edge_rows, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
@@ -453,7 +453,7 @@ class _Runner:
 def _task(fn, ctx, index: int, _rows):
     try:
         out = fn(ctx, index)
-    except OSError as err:   # a full store: reported, not retried (room.py)
+    except Exception as err:   # noqa: BLE001 - what a user can act on is reported, not retried (failures.py)
         out = task_result(err, index)
         if out is None:
             raise

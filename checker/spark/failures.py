@@ -1,0 +1,99 @@
+"""What an executor's task reports instead of raising, so that a user's mistake or a full disk reads as one
+message, as on the vector engine, and not as a Java stack trace that says "a bug in txncheck".
+
+A task that raises makes Spark log the worker's Python traceback, retry a task that fails the same way
+again, and hand the driver a Py4JJavaError. So `engine._task` turns the failures a user can act on into its
+result (`task_result`), and the driver raises them after the job (`raise_any`), the least failing task first:
+- a write into the store that fails for want of room (`no_room.is_no_room`: a full filesystem, a quota, a
+  file-size limit): `StoreFull`, exit 2, with the store, who failed, the room left, what the store holds and
+  what the last level took; the driver's own failed writes say the same. A kept store (`--out`,
+  `--checkpoint`) resumes from its recorded levels once there is room, as after a kill;
+- an `EvaluationError` (a ground action leaves its domain in some state: only the executors search, so only
+  they meet it): the same error, row and state as the vector engine raises, exit 2;
+- any other error of txncheck's own kinds (a spec an executor cannot load, say): its message, naming the
+  task, exit 2 (a `ResourceError`: exit 3);
+- a `MemoryError` (a Python worker under `spark.executor.pyspark.memory`): `ExecutorOutOfMemory`, exit 3.
+Anything else is a bug and stays one (exit 4).
+"""
+from __future__ import annotations
+
+from txncheck.checker.no_room import FIXES, amount, bytes_under, free_bytes, is_no_room
+from txncheck.spec.errors import EvaluationError, ResourceError, TxncheckError
+
+from .session import SparkEngineError
+
+
+class StoreFull(SparkEngineError):
+    """The store's filesystem has no room (or a quota or a file-size limit is reached)."""
+
+
+class ExecutorOutOfMemory(ResourceError):
+    """A Python worker on an executor ran out of memory."""
+
+
+class NoRoom(Exception):
+    """A write into the store failed for want of room: `code` (errno), `detail` (the error's text), `where`
+    (the driver, or which task); the engine adds what it knows of the store (`store_full`)."""
+
+    def __init__(self, code: int, detail: str, where: str):
+        super().__init__(f"{where}: {detail}")
+        self.code, self.detail, self.where = code, detail, where
+
+
+def task_result(err: BaseException, task: int) -> dict | None:
+    """What task `task` returns in place of raising `err`; None for an error that stays one."""
+    if is_no_room(err):
+        failed = {"kind": "no_room", "errno": int(err.errno), "detail": str(err)}
+    elif isinstance(err, MemoryError):
+        failed = {"kind": "memory", "detail": str(err)}
+    elif isinstance(err, EvaluationError):
+        failed = {"kind": "evaluation", "message": err.message, "row": err.row, "state": err.state}
+    elif isinstance(err, TxncheckError):
+        failed = {"kind": "resource" if isinstance(err, ResourceError) else "error", "detail": str(err)}
+    else:
+        return None
+    return {"task": task, "failed": failed}
+
+
+def raise_any(results: list[dict], description: str) -> None:
+    """The failure of the least task (by number) whose result is one, raised."""
+    for r in sorted(results, key=lambda r: r["task"]):
+        f = r.get("failed")
+        if f is None:
+            continue
+        where = f"task {r['task']} of the job '{description}', on an executor"
+        kind = f["kind"]
+        if kind == "no_room":
+            raise NoRoom(f["errno"], f["detail"], where)
+        if kind == "evaluation":
+            raise EvaluationError(f["message"], f["row"], f["state"])
+        if kind == "memory":
+            raise ExecutorOutOfMemory(
+                f"{where} ran out of memory (MemoryError{': ' + f['detail'] if f['detail'] else ''}); give each "
+                "executor more memory (--executor-memory, and spark.executor.pyspark.memory where the cluster "
+                "caps its Python workers), or run on more executors, each then holding less of a level")
+        if kind == "resource":
+            raise ResourceError(f"{where}: {f['detail']}")
+        raise SparkEngineError(f"{where}: {f['detail']}")
+
+
+def store_full(err: BaseException, root: str, kept: bool, levels: int, stats: list[dict]) -> StoreFull:
+    """The message for `err` (a NoRoom, or the driver's own OSError for want of room) on store `root`, whose
+    search had recorded `levels` complete levels; `stats` the jobs' figures so far (`engine._merge`)."""
+    if isinstance(err, NoRoom):
+        code, detail, where = err.code, err.detail, err.where
+    else:
+        code, detail, where = err.errno, str(err), "the driver"
+    local = "://" not in root
+    left = free_bytes(root) if local else None
+    facts = [f"{amount(left)} free on its filesystem" if left is not None else None,
+             f"the store holds {amount(bytes_under(root))}" if local else None]
+    last = next((s for s in reversed(stats) if s.get("cand_bytes") or s.get("level_bytes")), None)
+    if last is not None:
+        facts.append(f"the last level written took {amount(int(last['cand_bytes']) + int(last['level_bytes']))} "
+                     "(candidates and states), and a growing level needs more")
+    then = (f"; the store keeps its {levels} recorded levels: once there is room, the same command with "
+            f"--resume {root} goes on from there" if kept and levels else "")
+    return StoreFull(f"no room for the Spark engine's store at {root}: {where} failed to write to it ({detail}); "
+                     f"{'; '.join(f for f in facts if f)}; {FIXES.get(code, 'make room there')} or give --out (or "
+                     f"--checkpoint) on a filesystem with room{then}")

@@ -1,0 +1,155 @@
+"""What an executor's task reports instead of raising (checker/spark/failures.py): a full store, a user's spec
+that leaves its domain, an executor out of memory; each one message and the vector engine's exit code, never
+a Java stack trace. The full disk is a real filesystem that fills (a small tmpfs); the kept store then
+resumes, once there is room, to the vector engine's counts."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from small_fs import small_filesystem
+from spark_env import skip_without_spark
+
+pytestmark = [pytest.mark.spark]
+
+skip_without_spark()
+
+from txncheck.checker.outcome import ExploreOptions  # noqa: E402
+from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noqa: E402
+from txncheck.checker.spark.failures import ExecutorOutOfMemory, NoRoom, StoreFull, raise_any, task_result  # noqa: E402
+from txncheck.checker.spark.session import SparkEngineError  # noqa: E402
+from txncheck.checker.vector.explore import explore as vector_explore  # noqa: E402
+from txncheck.spec.errors import ConfigError, EvaluationError, ResourceError  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TINY = ModelRef.named("twophase", "tiny")   # a store of about 300 KiB on tmpfs, 11 levels
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EFBIG])
+def test_a_want_of_room_is_a_tasks_result(code):
+    got = task_result(OSError(code, os.strerror(code)), 3)
+    assert got["task"] == 3 and got["failed"]["errno"] == code
+    other = task_result(OSError(code, "x"), 5)
+    with pytest.raises(NoRoom, match=r"task 3 of the job 'j'"):
+        raise_any([other, {"task": 1}, got], "j")   # the least task that failed
+
+
+@pytest.mark.parametrize("err", [OSError(errno.EACCES, "Permission denied"), OSError("no errno"), ValueError("x"),
+                                 KeyError("k")])
+def test_other_errors_stay_errors(err):
+    assert task_result(err, 0) is None
+    raise_any([{"task": 0}], "j")
+
+
+def test_errors_a_user_can_act_on_come_back_as_they_were_raised():
+    ev = EvaluationError("assigns 3 to tpos, outside its domain 0..2", "ND-2", {"tpos": 2})
+    with pytest.raises(EvaluationError) as info:
+        raise_any([task_result(ev, 1)], "j")
+    assert (str(info.value), info.value.row, info.value.state) == (str(ev), "ND-2", {"tpos": 2})
+    with pytest.raises(ExecutorOutOfMemory, match=r"^task 2 of the job 'j', on an executor ran out of memory .*"
+                                                  r"--executor-memory"):
+        raise_any([task_result(MemoryError(), 2)], "j")
+    with pytest.raises(SparkEngineError, match=r"^task 0 of the job 'j', on an executor: no spec named x"):
+        raise_any([task_result(ConfigError("no spec named x"), 0)], "j")
+    with pytest.raises(ResourceError, match=r"^task 0 of the job 'j', on an executor: out of y"):
+        raise_any([task_result(ResourceError("out of y"), 0)], "j")
+
+
+def _runtime_error_spec(tmp_path) -> str:
+    """examples/ewd840.py with an update that leaves its domain in some states only (node 2 holding the
+    token), so that no static check sees it and only the search meets it."""
+    with open(os.path.join(ROOT, "examples", "ewd840.py")) as f:
+        text = f.read()
+    old = "updates=(active[i].set(False),),"
+    assert old in text
+    path = tmp_path / "ewd840_broken.py"
+    path.write_text(text.replace(old, "updates=(active[i].set(False), tpos.set(tpos + 1)),"))
+    return str(path)
+
+
+def test_a_spec_that_leaves_its_domain_on_an_executor_is_the_vector_engines_error(spark, tmp_path, txncheck_main):
+    spec = _runtime_error_spec(tmp_path)
+    v = txncheck_main("check", spec, "--out", str(tmp_path / "v"))
+    s = txncheck_main("check", spec, "--engine", "spark", "--master", "local[2]", "--out", str(tmp_path / "s"))
+    assert v[0] == 2 and "assigns 3 to tpos" in v[2] and "row ND-2" in v[2], v
+    assert (s[0], s[2]) == (v[0], v[2])
+    assert not (tmp_path / "s" / "result.json").exists()
+
+
+MEMORY = """
+import sys
+from txncheck.checker.outcome import ExploreOptions
+from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore
+from txncheck.checker.spark.failures import ExecutorOutOfMemory
+try:
+    explore(ModelRef.named("kafka", "tiny"), ExploreOptions(),
+            SparkOptions(master="local[2]", partitions=4, conf=(("spark.executor.pyspark.memory", "300m"),)))
+except ExecutorOutOfMemory as err:
+    print(err)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.long   # a Spark session of its own: about 15 s
+def test_an_executor_out_of_memory_is_a_resource_error(tmp_path):
+    """Python workers capped at 300 MiB (spark.executor.pyspark.memory) cannot build Kafka's kernel."""
+    p = subprocess.run([sys.executable, "-c", MEMORY], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "on an executor ran out of memory (MemoryError" in p.stdout
+    assert "Traceback" not in p.stderr and "Py4JJavaError" not in p.stderr, p.stderr
+
+
+def test_a_full_store_on_the_executors_stops_and_resumes_once_there_is_room(spark, tmp_path):
+    v = vector_explore(TINY.build(), ExploreOptions())
+    with small_filesystem(tmp_path / "fs", "100k") as fs:
+        store = f"{fs.path}/ck"
+        with pytest.raises(StoreFull) as info:
+            explore(TINY, ExploreOptions(), SparkOptions(master="local[2]", partitions=4, store=store))
+        msg = str(info.value)
+        assert msg.startswith(f"no room for the Spark engine's store at {store}: task ")
+        assert "on an executor failed to write to it" in msg and "No space left on device" in msg
+        assert "free on its filesystem" in msg and "the store holds" in msg
+        assert "make room on that filesystem or give --out (or --checkpoint) on a filesystem with room" in msg
+        assert f"--resume {store} goes on from there" in msg
+        with open(f"{store}/manifest.json") as f:
+            recorded = len(json.load(f)["records"])
+        assert 1 <= recorded < len(v.level_sizes)       # it stopped part way
+        fs.grow("8m")
+        out = explore(TINY, ExploreOptions(), SparkOptions(master="local[2]", partitions=4, resume=store))
+    assert (out.distinct, out.generated, list(out.level_sizes)) == (v.distinct, v.generated, list(v.level_sizes))
+    assert out.extra["resumed_levels"] == recorded - 1
+
+
+def test_a_full_store_on_the_driver_is_the_same_message(spark, tmp_path):
+    with small_filesystem(tmp_path / "fs", "64k") as fs:
+        fs.fill()    # full before the run starts
+        with pytest.raises(StoreFull, match=r"^no room for the Spark engine's store at .*: the driver failed to "
+                                            r"write to it \(.*No space left on device\)"):
+            explore(TINY, ExploreOptions(), SparkOptions(master="local[2]", partitions=4, store=f"{fs.path}/ck"))
+
+
+@pytest.mark.long   # two runs of the command line, each starting Spark: about 30 s
+def test_the_cli_says_the_store_is_full_in_one_line_then_resumes(tmp_path, txncheck_cli):
+    """What a user types: exit 2 and one line on stderr (no Java stack trace, no executor's traceback), no
+    verdict and no result.json; after making room the same command with --resume finishes the run."""
+    with small_filesystem(tmp_path / "fs", "100k") as fs:
+        ck = f"{fs.path}/ck"
+        args = ["check", "twophase", "--config", "tiny", "--engine", "spark", "--master", "local[2]",
+                "--partitions", "4", "--out", "out"]
+        rc, out, err = txncheck_cli(*args, "--checkpoint", ck, cwd=tmp_path)
+        assert rc == 2, out + err
+        assert len(err.strip().splitlines()) == 1, err
+        assert err.startswith(f"txncheck: error: no room for the Spark engine's store at {ck}: ")
+        assert "verdict" not in out.lower()
+        assert not (tmp_path / "out" / "result.json").exists()
+        fs.grow("8m")
+        rc, out, err = txncheck_cli(*args, "--checkpoint", ck, "--resume", ck, cwd=tmp_path)
+        assert rc == 0, out + err
+        assert "verdict: PASS" in out
+        with open(tmp_path / "out" / "result.json") as f:
+            assert json.load(f)["stats"]["distinct"] == 288
