@@ -20,7 +20,8 @@ skip_without_spark()
 
 from txncheck.checker.outcome import ExploreOptions  # noqa: E402
 from txncheck.checker.spark.engine import ModelRef, SparkOptions, explore  # noqa: E402
-from txncheck.checker.spark.failures import ExecutorOutOfMemory, NoRoom, StoreFull, raise_any, task_result  # noqa: E402
+from txncheck.checker.spark.failures import (ExecutorOutOfMemory, NoRoom, SparkJobFailed, StoreFull,  # noqa: E402
+                                             job_failure, raise_any, task_result)  # noqa: E402
 from txncheck.checker.spark.session import SparkEngineError  # noqa: E402
 from txncheck.checker.vector.explore import explore as vector_explore  # noqa: E402
 from txncheck.spec.errors import ConfigError, EvaluationError, ResourceError  # noqa: E402
@@ -58,6 +59,40 @@ def test_errors_a_user_can_act_on_come_back_as_they_were_raised():
         raise_any([task_result(ConfigError("no spec named x"), 0)], "j")
     with pytest.raises(ResourceError, match=r"^task 0 of the job 'j', on an executor: out of y"):
         raise_any([task_result(ResourceError("out of y"), 0)], "j")
+
+
+class Py4JJavaError(Exception):
+    """Stands for py4j's, which `job_failure` knows by name (pyspark is not imported to classify it)."""
+
+
+# the shape of pyspark 4.3's texts, shortened (the frames are hundreds of lines)
+CRASHED = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 4.0 failed 8 times, most recent \
+failure: Lost task 1.7 in stage 4.0 (TID 41) (10.0.0.7 executor 3): org.apache.spark.SparkException: Python worker \
+exited unexpectedly (crashed). Consider setting 'spark.python.worker.faulthandler.enabled' configuration to 'true'
+\tat org.apache.spark.api.python.BasePythonRunner.run(PythonRunner.scala:1)
+"""
+RAISED = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times, most recent \
+failure: Lost task 0.0 in stage 0.0 (TID 0) (localhost executor driver): org.apache.spark.api.python.PythonException: \
+Traceback (most recent call last):
+  File "worker.py", line 64, in run_task
+    k = ctx.ref.kernel()
+KeyError: 'x'
+
+\tat org.apache.spark.api.python.BasePythonRunner.run(PythonRunner.scala:1)
+"""
+
+
+def test_a_job_spark_gave_up_on_is_one_line():
+    got = job_failure(Py4JJavaError(CRASHED), "txncheck level 9 step")
+    assert isinstance(got, SparkJobFailed)
+    assert str(got).startswith("the Spark job 'txncheck level 9 step' failed: task 1 failed 8 times (Python worker "
+                               "exited unexpectedly (crashed)); a Python worker that dies on its own is most often "
+                               "killed by the operating system for memory")
+    bug = job_failure(Py4JJavaError(RAISED), "j")
+    assert type(bug) is RuntimeError and str(bug) == "a task of the job 'j' raised on an executor: KeyError: 'x'"
+    assert job_failure(ValueError("x"), "j") is None
 
 
 def _runtime_error_spec(tmp_path) -> str:
@@ -153,3 +188,63 @@ def test_the_cli_says_the_store_is_full_in_one_line_then_resumes(tmp_path, txnch
         assert "verdict: PASS" in out
         with open(tmp_path / "out" / "result.json") as f:
             assert json.load(f)["stats"]["distinct"] == 288
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.long   # a Spark run killed part way: about 20 s
+def test_python_workers_killed_under_a_job_is_one_line_and_exit_3(tmp_path):
+    """As the operating system's out-of-memory killer does: the run's own Python workers (the pyspark daemon
+    and its forks under this run's JVM, no other run's) SIGKILLed once the search is under way."""
+    exe = os.path.join(os.path.dirname(sys.executable), "txncheck")
+    p = subprocess.Popen([exe, "check", "kafka", "--config", "tiny", "--engine", "spark", "--master", "local[2]",
+                          "--progress", "--out", "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    lines = []
+    try:
+        for line in p.stderr:
+            lines.append(line)
+            if line.startswith("progress [spark]: depth 5,"):
+                break
+        killed = [c for c in _descendants(p.pid) if "pyspark.daemon" in _cmdline(c) or "pyspark/daemon" in _cmdline(c)]
+        assert killed, "".join(lines)
+        for c in killed:
+            try:
+                os.kill(c, 9)
+            except ProcessLookupError:
+                pass
+        out, err = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    rest = [line for line in err.splitlines() if not line.startswith("progress [spark]")]
+    assert p.returncode == 3, out + err
+    assert len(rest) == 1, err
+    assert rest[0].startswith("txncheck: the Spark job 'txncheck level ")
+    assert "(Python worker exited unexpectedly (crashed)); a Python worker that dies on its own is most often " \
+           "killed by the operating system for memory" in rest[0]
+    assert "verdict" not in out.lower() and not (tmp_path / "out" / "result.json").exists()

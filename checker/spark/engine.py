@@ -51,7 +51,7 @@ from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 from . import reach, storage
 from .available import require_spark
 from .ref import ModelRef, SparkOptions
-from .failures import NoRoom, raise_any, store_full, task_result
+from .failures import NoRoom, job_failure, raise_any, store_full, task_result
 from .session import SparkEngineError
 from .verify import Ledger, StoreNotShared, edge_rows, stored_rows
 from .worker import COUNT, EXPAND, STEP, LevelCtx, run_task
@@ -445,7 +445,13 @@ class _Runner:
     def call(self, fn, ctx, description: str) -> list[dict]:
         """`fn(ctx, task)` on every task; their results."""
         self.sc.setJobDescription(description)
-        results = self.rdd.mapPartitionsWithIndex(partial(_task, fn, ctx)).collect()
+        try:
+            results = self.rdd.mapPartitionsWithIndex(partial(_task, fn, ctx)).collect()
+        except Exception as err:   # noqa: BLE001 - a job Spark gave up on: one line, not its Java trace
+            failed = job_failure(err, description)
+            if failed is None:
+                raise
+            raise failed from err
         raise_any(results, description)
         return results
 

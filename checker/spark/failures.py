@@ -13,9 +13,17 @@ result (`task_result`), and the driver raises them after the job (`raise_any`), 
 - any other error of txncheck's own kinds (a spec an executor cannot load, say): its message, naming the
   task, exit 2 (a `ResourceError`: exit 3);
 - a `MemoryError` (a Python worker under `spark.executor.pyspark.memory`): `ExecutorOutOfMemory`, exit 3.
-Anything else is a bug and stays one (exit 4).
+
+A job Spark gives up on for a reason outside the task's code (a Python worker that dies, most often killed
+by the operating system for memory; a lost executor) comes back as a Py4JJavaError of hundreds of lines:
+`job_failure` makes it `SparkJobFailed` (exit 3: the search did not finish), naming the job, the task, its
+attempts and the cause. An exception the task's own code raised and none of the above covers is a bug: it
+stays an internal error (exit 4), in one line with the Python error's last line (the whole of it with
+TXNCHECK_DEBUG=1).
 """
 from __future__ import annotations
+
+import re
 
 from txncheck.checker.no_room import FIXES, amount, bytes_under, free_bytes, is_no_room
 from txncheck.spec.errors import EvaluationError, ResourceError, TxncheckError
@@ -29,6 +37,10 @@ class StoreFull(SparkEngineError):
 
 class ExecutorOutOfMemory(ResourceError):
     """A Python worker on an executor ran out of memory."""
+
+
+class SparkJobFailed(ResourceError):
+    """Spark gave up on a job for a reason outside the tasks' code (a crashed worker, a lost executor)."""
 
 
 class NoRoom(Exception):
@@ -97,3 +109,41 @@ def store_full(err: BaseException, root: str, kept: bool, levels: int, stats: li
     return StoreFull(f"no room for the Spark engine's store at {root}: {where} failed to write to it ({detail}); "
                      f"{'; '.join(f for f in facts if f)}; {FIXES.get(code, 'make room there')} or give --out (or "
                      f"--checkpoint) on a filesystem with room{then}")
+
+
+_ABORTED = re.compile(r"Task (\d+) in stage \S+ failed (\d+) times?, most recent failure: [^\n]*?\) ?: "
+                      r"(?:[\w.$]+(?:Exception|Error|Failure)\b:? ?)?([^\n]*)")
+_CRASHED = ("Python worker exited unexpectedly", "ExecutorLostFailure", "Executor lost", "Container killed",
+            "exited caused by one of the running tasks")
+
+
+def job_failure(err: BaseException, description: str) -> BaseException | None:
+    """What the driver raises for `err`, a job's failure as pyspark hands it back; None if it is not one."""
+    if type(err).__name__ != "Py4JJavaError":
+        return None
+    text = str(err)
+    if "Traceback (most recent call last):" in text:
+        return RuntimeError(f"a task of the job '{description}' raised on an executor: {_python_error(text)}")
+    m = _ABORTED.search(text)
+    if m is None:
+        first = next((line for line in text.splitlines() if line.strip(": ")), type(err).__name__)
+        return SparkJobFailed(f"the Spark job '{description}' failed: {first.strip(': ')}")
+    task, attempts, cause = m.group(1), m.group(2), m.group(3).split(". Consider ")[0].rstrip(". ")
+    fix = ("a Python worker that dies on its own is most often killed by the operating system for memory "
+           "(the kernel log, dmesg, says so): give each executor more memory (--executor-memory) or run on more "
+           "executors" if any(c in text for c in _CRASHED) else "see the executors' logs")
+    return SparkJobFailed(f"the Spark job '{description}' failed: task {task} failed {attempts} "
+                          f"time{'s' if attempts != '1' else ''} ({cause}); {fix}; a store kept with --out or "
+                          "--checkpoint resumes from its recorded levels with --resume")
+
+
+def _python_error(text: str) -> str:
+    """The last line of the first Python traceback in `text` (`KeyError: 'x'`)."""
+    block = text.split("Traceback (most recent call last):", 1)[1]
+    last = "(no message)"
+    for line in block.splitlines()[1:]:
+        if line.startswith(("\tat ", "\t... ")):
+            break
+        if line.strip() and not line.startswith(" "):
+            last = line.strip()
+    return last
