@@ -40,8 +40,7 @@ def test_a_want_of_room_is_a_tasks_result(code):
         raise_any([other, {"task": 1}, got], "j")   # the least task that failed
 
 
-@pytest.mark.parametrize("err", [OSError(errno.EACCES, "Permission denied"), OSError("no errno"), ValueError("x"),
-                                 KeyError("k")])
+@pytest.mark.parametrize("err", [ValueError("x"), KeyError("k"), RuntimeError("r")])
 def test_other_errors_stay_errors(err):
     assert task_result(err, 0) is None
     raise_any([{"task": 0}], "j")
@@ -57,6 +56,9 @@ def test_errors_a_user_can_act_on_come_back_as_they_were_raised():
         raise_any([task_result(MemoryError(), 2)], "j")
     with pytest.raises(SparkEngineError, match=r"^task 0 of the job 'j', on an executor: no spec named x"):
         raise_any([task_result(ConfigError("no spec named x"), 0)], "j")
+    with pytest.raises(SparkEngineError, match=r"^task 4 of the job 'j', on an executor could not use the store: "
+                                               r"\[Errno 13\] Permission denied: '/s/x'; check that every executor"):
+        raise_any([task_result(PermissionError(errno.EACCES, "Permission denied", "/s/x"), 4)], "j")
     with pytest.raises(ResourceError, match=r"^task 0 of the job 'j', on an executor: out of y"):
         raise_any([task_result(ResourceError("out of y"), 0)], "j")
 
@@ -93,6 +95,9 @@ def test_a_job_spark_gave_up_on_is_one_line():
     bug = job_failure(Py4JJavaError(RAISED), "j")
     assert type(bug) is RuntimeError and str(bug) == "a task of the job 'j' raised on an executor: KeyError: 'x'"
     assert job_failure(ValueError("x"), "j") is None
+    other = job_failure(Py4JJavaError("An error occurred while calling o1.collect.\n: org.apache.spark.SparkException: "
+                                      "Job 3 cancelled because SparkContext was shut down\n\tat x"), "j")
+    assert str(other) == "the Spark job 'j' failed: Job 3 cancelled because SparkContext was shut down"
 
 
 def _runtime_error_spec(tmp_path) -> str:

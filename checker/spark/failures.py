@@ -11,7 +11,8 @@ result (`task_result`), and the driver raises them after the job (`raise_any`), 
 - an `EvaluationError` (a ground action leaves its domain in some state: only the executors search, so only
   they meet it): the same error, row and state as the vector engine raises, exit 2;
 - any other error of txncheck's own kinds (a spec an executor cannot load, say): its message, naming the
-  task, exit 2 (a `ResourceError`: exit 3);
+  task, exit 2 (a `ResourceError`: exit 3); any other OSError (a task touches no file but the store's): the
+  store cannot be used from that executor, exit 2;
 - a `MemoryError` (a Python worker under `spark.executor.pyspark.memory`): `ExecutorOutOfMemory`, exit 3.
 
 A job Spark gives up on for a reason outside the task's code (a Python worker that dies, most often killed
@@ -56,6 +57,8 @@ def task_result(err: BaseException, task: int) -> dict | None:
     """What task `task` returns in place of raising `err`; None for an error that stays one."""
     if is_no_room(err):
         failed = {"kind": "no_room", "errno": int(err.errno), "detail": str(err)}
+    elif isinstance(err, OSError):   # a task reads and writes nothing but the store
+        failed = {"kind": "store", "detail": str(err)}
     elif isinstance(err, MemoryError):
         failed = {"kind": "memory", "detail": str(err)}
     elif isinstance(err, EvaluationError):
@@ -84,6 +87,9 @@ def raise_any(results: list[dict], description: str) -> None:
                 f"{where} ran out of memory (MemoryError{': ' + f['detail'] if f['detail'] else ''}); give each "
                 "executor more memory (--executor-memory, and spark.executor.pyspark.memory where the cluster "
                 "caps its Python workers), or run on more executors, each then holding less of a level")
+        if kind == "store":
+            raise SparkEngineError(f"{where} could not use the store: {f['detail']}; check that every executor may "
+                                   "read and write it, at the same path as the driver")
         if kind == "resource":
             raise ResourceError(f"{where}: {f['detail']}")
         raise SparkEngineError(f"{where}: {f['detail']}")
@@ -126,8 +132,9 @@ def job_failure(err: BaseException, description: str) -> BaseException | None:
         return RuntimeError(f"a task of the job '{description}' raised on an executor: {_python_error(text)}")
     m = _ABORTED.search(text)
     if m is None:
-        first = next((line for line in text.splitlines() if line.strip(": ")), type(err).__name__)
-        return SparkJobFailed(f"the Spark job '{description}' failed: {first.strip(': ')}")
+        said = [re.split(r"(?:Exception|Error): ", line, maxsplit=1)[-1].strip() for line in text.splitlines()
+                if re.search(r"(?:Exception|Error): ", line)]
+        return SparkJobFailed(f"the Spark job '{description}' failed: {said[0] if said else type(err).__name__}")
     task, attempts, cause = m.group(1), m.group(2), m.group(3).split(". Consider ")[0].rstrip(". ")
     fix = ("a Python worker that dies on its own is most often killed by the operating system for memory "
            "(the kernel log, dmesg, says so): give each executor more memory (--executor-memory) or run on more "
