@@ -62,7 +62,8 @@ test-heavy: venv-test
 VENV35 := .venv-spark35
 PY35   := $(VENV35)/bin/python
 SPARK35 := pyspark>=3.5,<3.6
-SPARK_TESTS := tests/test_spark_available.py tests/test_spark_engine.py tests/test_spark_cluster.py tests/test_spark_memory.py
+SPARK_TESTS := tests/test_spark_available.py tests/test_spark_engine.py tests/test_spark_cluster.py tests/test_spark_memory.py \
+               tests/test_spark_failures.py
 
 $(VENV35)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "txncheck needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'

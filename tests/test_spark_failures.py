@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -74,6 +75,12 @@ failure: Lost task 1.7 in stage 4.0 (TID 41) (10.0.0.7 executor 3): org.apache.s
 exited unexpectedly (crashed). Consider setting 'spark.python.worker.faulthandler.enabled' configuration to 'true'
 \tat org.apache.spark.api.python.BasePythonRunner.run(PythonRunner.scala:1)
 """
+RESET = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 15.0 failed 1 times, most \
+recent failure: Lost task 1.0 in stage 15.0 (TID 31) (localhost executor driver): java.net.SocketException: \
+Connection reset
+\tat java.base/sun.nio.ch.NioSocketImpl.implRead(NioSocketImpl.java:1)
+"""
 RAISED = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times, most recent \
 failure: Lost task 0.0 in stage 0.0 (TID 0) (localhost executor driver): org.apache.spark.api.python.PythonException: \
@@ -92,6 +99,8 @@ def test_a_job_spark_gave_up_on_is_one_line():
     assert str(got).startswith("the Spark job 'txncheck level 9 step' failed: task 1 failed 8 times (Python worker "
                                "exited unexpectedly (crashed)); a Python worker that dies on its own is most often "
                                "killed by the operating system for memory")
+    reset = job_failure(Py4JJavaError(RESET), "j")
+    assert "failed: task 1 failed 1 time (Connection reset); a Python worker that dies on its own" in str(reset)
     bug = job_failure(Py4JJavaError(RAISED), "j")
     assert type(bug) is RuntimeError and str(bug) == "a task of the job 'j' raised on an executor: KeyError: 'x'"
     assert job_failure(ValueError("x"), "j") is None
@@ -250,6 +259,8 @@ def test_python_workers_killed_under_a_job_is_one_line_and_exit_3(tmp_path):
     assert p.returncode == 3, out + err
     assert len(rest) == 1, err
     assert rest[0].startswith("txncheck: the Spark job 'txncheck level ")
-    assert "(Python worker exited unexpectedly (crashed)); a Python worker that dies on its own is most often " \
-           "killed by the operating system for memory" in rest[0]
+    # the cause as Spark words it: pyspark 4.3 says so; 3.5, by timing, may see only its socket to the worker go
+    assert re.search(r" failed: task \d+ failed 1 time \((Python worker exited unexpectedly \(crashed\)|Connection "
+                     r"reset|Broken pipe)\); a Python worker that dies on its own is most often killed by the operating "
+                     r"system for memory", rest[0]), rest[0]
     assert "verdict" not in out.lower() and not (tmp_path / "out" / "result.json").exists()

@@ -119,8 +119,9 @@ def store_full(err: BaseException, root: str, kept: bool, levels: int, stats: li
 
 _ABORTED = re.compile(r"Task (\d+) in stage \S+ failed (\d+) times?, most recent failure: [^\n]*?\) ?: "
                       r"(?:[\w.$]+(?:Exception|Error|Failure)\b:? ?)?([^\n]*)")
+# a worker that died: said outright, or (pyspark 3.5, by timing) as the JVM's lost connection to it
 _CRASHED = ("Python worker exited unexpectedly", "ExecutorLostFailure", "Executor lost", "Container killed",
-            "exited caused by one of the running tasks")
+            "exited caused by one of the running tasks", "java.net.SocketException", "java.io.EOFException")
 
 
 def job_failure(err: BaseException, description: str) -> BaseException | None:
