@@ -178,9 +178,11 @@ def group_index(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64
     return pos
 
 
-def _searched(block: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position, found) of each query of `q` in the sorted non-empty array `block`, by binary search
-    (a query beyond the last value is compared with the last)."""
+def search_sorted(block: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position, found) of each query of `q` in the sorted array `block`, by binary search (a query beyond
+    the last value is compared with the last; in an empty block every position is 0, none found)."""
+    if len(block) == 0:
+        return np.zeros(len(q), dtype=np.int64), np.zeros(len(q), dtype=bool)
     i = np.searchsorted(block, q)
     i[i == len(block)] = len(block) - 1
     return i, block[i] == q
@@ -190,7 +192,7 @@ def contains_sorted(block: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Membership of each query of `q` in the sorted array `block`, by binary search."""
     if len(block) == 0 or len(q) == 0:
         return np.zeros(len(q), dtype=bool)
-    return _searched(block, q)[1]
+    return search_sorted(block, q)[1]
 
 
 def occurring(block: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -198,7 +200,7 @@ def occurring(block: np.ndarray, q: np.ndarray) -> np.ndarray:
     `q`, but searching the queries' side, which is cheaper where `q` is the shorter array."""
     mark = np.zeros(len(block), dtype=bool)
     if len(block) and len(q):
-        i, found = _searched(block, q)
+        i, found = search_sorted(block, q)
         mark[i[found]] = True
     return mark
 

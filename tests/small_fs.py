@@ -11,6 +11,8 @@ import subprocess
 
 import pytest
 
+from txncheck.checker.no_room import free_bytes
+
 
 def _unavailable(why: str) -> None:
     if os.environ.get("CI"):
@@ -39,8 +41,7 @@ class SmallFs:
         assert self.free() == 0
 
     def free(self) -> int:
-        st = os.statvfs(self.path)
-        return st.f_bavail * st.f_frsize
+        return free_bytes(self.path)
 
 
 @contextlib.contextmanager

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..lookup import concat_ranges, group_starts, sort_order
+from ..lookup import concat_ranges, group_starts, search_sorted, sort_order
 from . import storage
 
 ROUND, VERDICT = "round", "verdict"
@@ -239,8 +239,7 @@ def in_edges_by_target(f: np.ndarray, d: np.ndarray, s: np.ndarray, b: np.ndarra
     runs = np.diff(np.r_[first, len(d)])
     targets = d[first]
     del d
-    at = np.minimum(np.searchsorted(f, targets), max(len(f) - 1, 0))
-    found = f[at] == targets if len(f) else np.zeros(len(targets), dtype=bool)
+    at, found = search_sorted(f, targets)
     missing = int(runs[~found].sum())
     if missing:
         keep = np.repeat(found, runs)
@@ -344,7 +343,7 @@ def _round(ctx: ReachCtx, q: int, out: dict) -> None:
     _remember(ctx, q, part)
     if not len(s):
         return
-    dest = (s % np.uint64(ctx.partitions)).astype(np.int16 if ctx.partitions < (1 << 15) else np.int64)
+    dest = storage.partition_keys(s, ctx.partitions)
     order = np.argsort(dest, kind="stable")      # a radix sort for 16-bit keys
     s, b, dest = s[order], b[order], dest[order]
     counts = np.bincount(dest, minlength=ctx.partitions)

@@ -39,6 +39,12 @@ def fs_and_path(uri: str):
     return pafs.FileSystem.from_uri(uri)
 
 
+def partition_keys(fps: np.ndarray, partitions: int) -> np.ndarray:
+    """The fingerprint partition (fp mod P) of each fp, 16-bit where P allows, so that a stable argsort of
+    them is numpy's radix sort."""
+    return (fps % np.uint64(partitions)).astype(np.int16 if partitions < (1 << 15) else np.int64)
+
+
 def level_dir(root: str, level: int) -> str:
     return f"{root}/levels/{level:05d}"
 

@@ -260,7 +260,7 @@ class _Pool:
             sel = least_in_edge(u, pfp, pact)       # concatenated fp-sorted runs: near-linear
             u, prow, pact, bidx, pfp = u[sel], prow[sel], pact[sel], bidx[sel], pfp[sel]
         P = self.ctx.partitions
-        dest = (u % np.uint64(P)).astype(np.int16 if P < (1 << 15) else np.int64)
+        dest = storage.partition_keys(u, P)
         keep = None
         for p, vis in self.own.items():
             if vis is not None and len(vis):
@@ -328,7 +328,7 @@ def _write_edges(ctx: LevelCtx, task: int, parts) -> int:
         src = dst = np.zeros(0, np.uint64)
         act = np.zeros(0, np.int32)
     # by target partition (a radix sort), so the reverse search reads each partition's in-edges alone
-    dest = (dst % np.uint64(ctx.partitions)).astype(np.int16 if ctx.partitions < (1 << 15) else np.int64)
+    dest = storage.partition_keys(dst, ctx.partitions)
     order = np.argsort(dest, kind="stable")
     src, dst, act = src[order], dst[order], act[order]
     counts = np.bincount(dest, minlength=ctx.partitions)
