@@ -49,7 +49,7 @@ test: venv-test java-check browser-check
 # Kafka bounded model checks, the faults and copies configs) are part of CI (.ci/run) but not of make
 # test, which stays within 15 minutes: spread test by test
 test-long: venv-test
-	$(BIN)/python -m pytest -q -m long -n auto --maxprocesses 4 --dist load --durations=15
+	$(BIN)/python -m pytest -q -m 'long and not heavy' -n auto --maxprocesses 4 --dist load --durations=40
 
 # the heavy tests are few and long, most in one file: spread them test by test
 test-heavy: venv-test

@@ -52,4 +52,10 @@ def redeliver_swallowed_signals(signal_of: Callable[[BaseException], int | None]
 
 def _send_later(signum: int) -> None:
     time.sleep(0.1)
-    signal.pthread_kill(threading.main_thread().ident, signum)  # to the main thread: it interrupts a sleep there
+    main = threading.main_thread()
+    if not main.is_alive():  # the interpreter is already going down: nothing to raise in
+        return
+    try:
+        signal.pthread_kill(main.ident, signum)  # to the main thread: it interrupts a sleep there
+    except OSError:  # it ended after the check (ESRCH): a traceback from this thread would be the last words
+        pass

@@ -49,3 +49,38 @@ def spark():
     yield s
     s.stop()
     shutil.rmtree(work, ignore_errors=True)
+
+
+TIERS = os.path.join(ROOT, "tests", "tiers.toml")
+
+
+def _tiers() -> dict[str, str]:
+    """tests/tiers.toml: the pytest ids moved to make test-long (`long`) or make test-heavy (`heavy`) by their
+    measured time, id -> tier."""
+    import tomllib
+    with open(TIERS, "rb") as f:
+        data = tomllib.load(f)
+    tiers = {}
+    for tier in ("long", "heavy"):
+        for nodeid in data.get(tier, ()):
+            if tiers.setdefault(nodeid, tier) != tier:
+                raise pytest.UsageError(f"tests/tiers.toml lists {nodeid} under both long and heavy: keep one")
+    return tiers
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these marks
+def pytest_collection_modifyitems(config, items):
+    tiers = _tiers()
+    files = set()
+    for item in items:
+        files.add(item.nodeid.split("::")[0])
+        tier = tiers.get(item.nodeid)
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))
+    if any("::" in arg for arg in config.args):  # a test picked by its id: its file's other ids are not collected
+        return
+    nodeids = {item.nodeid for item in items}
+    gone = sorted(n for n in tiers if n.split("::")[0] in files and n not in nodeids)
+    if gone:
+        raise pytest.UsageError(f"tests/tiers.toml lists {len(gone)} test id(s) that their files no longer have, "
+                                f"first {gone[0]}: rename or remove them there")

@@ -52,3 +52,37 @@ def test_with_the_hook_the_signal_ends_the_process_after_the_finaliser_quietly()
     assert code == 143, err
     assert "after the finaliser" in out  # raised again outside the finaliser, at the next line
     assert err == ""
+
+
+def _redeliver_in_a_thread(monkeypatch, kill, main):
+    """Run the redelivering thread with pthread_kill and main_thread replaced; returns what escaped it."""
+    import threading
+
+    from txncheck.checker import processes
+    escaped = []
+    monkeypatch.setattr(processes.signal, "pthread_kill", kill)
+    monkeypatch.setattr(processes.threading, "main_thread", lambda: main)
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_value))
+    t = threading.Thread(target=processes._send_later, args=(15,))
+    t.start()
+    t.join()
+    return escaped
+
+
+def test_a_signal_redelivered_after_the_main_thread_ended_is_dropped_quietly(monkeypatch):
+    """The gate ended by SIGTERM while a finaliser ran: by the time the signal is sent again the main thread
+    may have gone (ESRCH); that thread printed a traceback as the process's last words."""
+    import threading
+    sent = []
+
+    def gone(ident, signum):
+        raise ProcessLookupError(3, "No such process")
+    assert _redeliver_in_a_thread(monkeypatch, gone, threading.current_thread()) == []
+    ended = threading.Thread(target=lambda: None)
+    ended.start()
+    ended.join()
+    assert _redeliver_in_a_thread(monkeypatch, lambda ident, signum: sent.append(signum), ended) == []
+    assert sent == []  # not sent to a thread that has ended
+    assert _redeliver_in_a_thread(monkeypatch, lambda ident, signum: sent.append(signum),
+                                  threading.current_thread()) == []
+    assert sent == [15]
