@@ -133,7 +133,8 @@ SPECS = [(os.path.join(HERE, "models", "fair_mutex.py"), v) for v in (None, "unf
         [("kafka", None), (os.path.join(HERE, "models", "kafka_no_complete.py"), "no-complete")]
 
 
-@pytest.mark.parametrize("spec, variant", SPECS)
+@pytest.mark.parametrize("spec, variant", SPECS,  # a spec file's name in the id, the same from any checkout
+                         ids=lambda v: os.path.basename(v) if isinstance(v, str) and os.sep in v else None)
 def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, spec, variant):
     from dataclasses import replace
 

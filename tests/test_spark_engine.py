@@ -115,6 +115,7 @@ def _same_judgement(ref, opts, o):
     return a
 
 
+@pytest.mark.spark35  # test-long by its time (tests/tiers.toml); the engine's first check on pyspark 3.5 too
 def test_twophase_tiny(spark):
     agree(ModelRef.named("twophase", "tiny"), ExploreOptions())
 
@@ -147,6 +148,7 @@ def test_paxoscommit_tiny(spark):
     agree(ModelRef.named("paxoscommit", "tiny"), ExploreOptions())
 
 
+@pytest.mark.spark35  # as test_twophase_tiny
 def test_kafka_tiny(spark):
     agree(ModelRef.named("kafka", "tiny"), ExploreOptions())
 
