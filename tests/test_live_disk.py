@@ -133,8 +133,7 @@ SPECS = [(os.path.join(HERE, "models", "fair_mutex.py"), v) for v in (None, "unf
         [("kafka", None), (os.path.join(HERE, "models", "kafka_no_complete.py"), "no-complete")]
 
 
-@pytest.mark.parametrize("spec, variant", SPECS,  # a spec file's name in the id, the same from any checkout
-                         ids=lambda v: os.path.basename(v) if isinstance(v, str) and os.sep in v else None)
+@pytest.mark.parametrize("spec, variant", SPECS)
 def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, spec, variant):
     from dataclasses import replace
 

@@ -81,12 +81,7 @@ CASES = [
 ]
 
 
-def _id(value):
-    """A spec file's name, not its path, in the test id: the same ids from any checkout."""
-    return os.path.basename(value) if isinstance(value, str) and os.sep in value else None
-
-
-@pytest.mark.parametrize("spec,overrides,variant,options,chunk", CASES, ids=_id)
+@pytest.mark.parametrize("spec,overrides,variant,options,chunk", CASES)
 def test_everything_spilled_in_small_chunks_gives_the_in_memory_outcome(tmp_path, spec, overrides, variant, options,
                                                                         chunk):
     model = ModelRequest.of(spec, "tiny", overrides, variant).ground()
@@ -124,7 +119,7 @@ def _judged(result) -> tuple[dict, dict]:
     ("kafka", {"protocol": "kip98"}, None, ExploreOptions(stop_on_violation=False), 1500),
     (NO_COMPLETE, {}, "no-complete", ExploreOptions(stop_on_violation=False), 150),  # unrecoverable and lasso traces
     (MUTEX, {}, "weak", ExploreOptions(), 1),
-], ids=_id)
+])
 def test_the_traces_are_the_in_memory_ones(tmp_path, restricted_fits, spec, overrides, variant, options, chunk):
     request = ModelRequest.of(spec, "tiny", overrides, variant)
     plain = check(request, "vector", options)
