@@ -47,13 +47,13 @@ test: venv-test java-check browser-check
 
 # the long tests (checks of seconds to two minutes each: every Kafka variant caught, the README's Kafka
 # commands, the Spark cluster and capped drivers, the memory-capped runs) are part of CI (.ci/run) but
-# not of make test, which stays within 15 minutes: spread test by test. A check listed as heavy in
-# tests/tiers.toml may still carry a long mark in its file: heavy wins
+# not of make test, which stays within 15 minutes: spread test by test. A heavy parameter of a test marked
+# long in its file carries both marks: heavy wins
 test-long: venv-test
 	$(BIN)/python -m pytest -q -m 'long and not heavy' -n auto --maxprocesses 4 --dist load --durations=40
 
 # the heavy tests (not CI: Kafka-scale z3 proofs and BMC, the scalar engine's Kafka variants, the
-# per-variant checks; tests/tiers.toml) are long: spread them test by test
+# per-variant checks; marked in their files) are long: spread them test by test
 test-heavy: venv-test
 	$(BIN)/python -m pytest -q -m heavy -n auto --maxprocesses 4 --dist load
 

@@ -63,8 +63,8 @@ TIERS = os.path.join(ROOT, "tests", "tiers.toml")
 
 
 def _tiers() -> dict[str, str]:
-    """tests/tiers.toml: the pytest ids moved to make test-long (`long`) or make test-heavy (`heavy`) by their
-    measured time, id -> tier."""
+    """tests/tiers.toml: make test's pytest ids moved to make test-long (`long`) or make test-heavy (`heavy`) by
+    their measured time, id -> tier."""
     import tomllib
     with open(TIERS, "rb") as f:
         data = tomllib.load(f)
@@ -79,7 +79,7 @@ def _tiers() -> dict[str, str]:
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these marks
 def pytest_collection_modifyitems(config, items):
     tiers = _tiers()
-    files = set()
+    files, twice = set(), []
     for item in items:
         if ROOT in item.nodeid:  # an id must name the same test in every checkout (tiers.toml, CI logs)
             raise pytest.UsageError(f"test id {item.nodeid} holds this checkout's path: give its parametrize ids "
@@ -88,7 +88,14 @@ def pytest_collection_modifyitems(config, items):
         files.add(item.nodeid.split("::")[0])
         tier = tiers.get(item.nodeid)
         if tier:
+            own = sorted({m.name for m in item.iter_markers() if m.name in ("long", "heavy")})
+            if own:  # one place says where a check runs: a file's mark and a listed tier would disagree in time
+                twice.append(f"{item.nodeid} ({own[0]} in its file, {tier} in tests/tiers.toml)")
             item.add_marker(getattr(pytest.mark, tier))
+    if twice:
+        raise pytest.UsageError(f"tests/tiers.toml lists {len(twice)} test id(s) whose files mark them long or heavy "
+                                f"already, first {twice[0]}: keep the file's mark and remove the id from "
+                                "tests/tiers.toml\n" + "\n".join(twice))
     if any("::" in arg for arg in config.args):  # a test picked by its id: its file's other ids are not collected
         return
     nodeids = {item.nodeid for item in items}

@@ -105,8 +105,8 @@ def _runs():
             out.append((name, cfg.name, ()))
         for v in spec.variants:
             run = (name, spec.configs[0].name, (("variant", v.name),))
-            # Kafka's variants add about 80 s to make test; make test-long (in CI) checks them
-            out.append(pytest.param(*run, marks=pytest.mark.long) if name == "kafka" else run)
+            # Kafka's variants add about 80 s on a fast machine, several minutes on CI's: make test-heavy
+            out.append(pytest.param(*run, marks=pytest.mark.heavy) if name == "kafka" else run)
     kafka_settings = [{"protocol": "kip98"}, {"protocol": "verify"}, {"client": "reference"},
                       {"late_requests": 1, "delays": 0, "timeouts": 0}, {"marker_dups": 1, "delays": 0, "timeouts": 0},
                       {"expiries": 1, "losses": 1}, {"ctp": 1}, {"duplicates": 1, "zombies": 1, "app_aborts": 1},

@@ -52,7 +52,7 @@ def test_the_reordered_append_variant_breaks_send_order_with_a_replayable_trace(
     assert replay(r.traces["ORD-5"]).confirmed
 
 
-@pytest.mark.long
+@pytest.mark.heavy
 def test_the_inflight_config_passes_tv2_with_every_sometimes_witnessed():
     r = check_spec(SPEC, "inflight", {}, engine="vector", options=ExploreOptions(stop_on_violation=False))
     assert r.complete and r.verdict == "pass", r.violated
@@ -62,7 +62,7 @@ def test_the_inflight_config_passes_tv2_with_every_sometimes_witnessed():
     assert {"PC-25", "PL-03"} <= set(r.fired_rows)
 
 
-@pytest.mark.long
+@pytest.mark.heavy
 def test_the_inflight_config_passes_verify():
     r = check_spec(SPEC, "inflight", {"protocol": "verify"}, engine="vector",
                    options=ExploreOptions(stop_on_violation=False))

@@ -143,7 +143,7 @@ def test_the_group_coordinator_moves_with_consumer_offsets_and_keeps_pending_off
     assert {v: after[v] for v in kept} == {v: before[v] for v in kept}
 
 
-@pytest.mark.long  # 18 s (tv2) and 27 s (verify), 2026-11-28
+@pytest.mark.heavy  # 18 s (tv2) and 27 s (verify) on a fast machine, 2026-11-28
 @pytest.mark.parametrize("protocol", ["tv2", "verify"])
 def test_a_group_coordinator_move_keeps_every_property(protocol):
     """tiny's consume-transform-produce loop with one leader change, of the output partition or of

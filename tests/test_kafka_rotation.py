@@ -87,7 +87,7 @@ def test_two_tids_with_rotation_is_refused_with_the_fix(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.long
+@pytest.mark.heavy
 def test_rotation_config_passes_tv2_with_every_sometimes_witnessed():
     r = check_spec(SPEC, "rotation", {}, engine="vector", options=ExploreOptions(stop_on_violation=False))
     assert r.complete and r.verdict == "pass", r.violated

@@ -234,7 +234,7 @@ def test_consumer_side_properties_do_not_apply_without_the_loop():
     assert "ConsecutiveCommits" in {p.name for p in m.properties}
 
 
-@pytest.mark.long  # 8.7 million states: about 30 s of search, 1.5 minutes in all
+@pytest.mark.heavy  # 8.7 million states: about 30 s of search, 1.5 minutes in all
 def test_faults_config_spends_every_fault_and_shows_only_f4():
     """`faults`: one loss, one client retry, one produce past its delivery timeout, one timeout abort and one
     failover. Under tv2 with the Java client the only violation is FENCE-1 through a retried TxnOffsetCommit
@@ -250,7 +250,7 @@ def test_faults_config_spends_every_fault_and_shows_only_f4():
     assert golden["kafka/faults/tv2"] == {"distinct": r.stats["distinct"], "depth": r.stats["depth"]}
 
 
-@pytest.mark.long  # 8.5 million states: about 70 s and 3 GiB
+@pytest.mark.heavy  # 8.5 million states: about 70 s and 3 GiB
 def test_copies_config_passes_under_tv2_with_both_copies_spent():
     """`copies`: tiny with one late coordinator request (NET-20) and one stale WriteTxnMarkers copy (NET-10).
     tv2 passes with every applicable sometimes witnessed, and both copies are handled (TC-1xx, PL-24..PL-27)."""

@@ -153,7 +153,7 @@ def test_kafka_tiny(spark):
     agree(ModelRef.named("kafka", "tiny"), ExploreOptions())
 
 
-@pytest.mark.long  # kip98 tiny's reverse search on Spark, about 25 s
+@pytest.mark.heavy  # kip98 tiny's reverse search on Spark, about 25 s
 def test_kafka_recoverable_violation(spark, tmp_path):
     """kip98 tiny breaks the recoverable LIVE-1 (a hanging transaction): found by the reverse search on
     the executors, with the vector engine's counterexample, trace bytes and all; a finished store
@@ -171,7 +171,7 @@ def test_kafka_recoverable_violation(spark, tmp_path):
     assert not os.path.exists(tmp_path / "store" / "reach")    # the reverse search's scratch space is gone
 
 
-@pytest.mark.long  # about 30 s
+@pytest.mark.heavy  # about 30 s
 def test_kafka_recoverable_on_the_executors_beside_liveness_on_the_driver(spark):
     """With LIVE-4 (leads_to) selected the driver reads only the edges out of LIVE-4's goal-less states, fewer
     than the store holds; the recoverable properties are still judged on the executors, and every outcome
@@ -205,7 +205,7 @@ def test_progress_names_the_steps_on_the_driver_after_the_search(spark, capsys):
     assert steps[3].startswith("judged every property in ") and len(steps) == 4
 
 
-@pytest.mark.long  # a Kafka variant on Spark and on the vector engine, about 20 s each
+@pytest.mark.heavy  # a Kafka variant on Spark and on the vector engine, about 20 s each
 @pytest.mark.parametrize("variant", ["B1d-produce-before-add", "B3-produce-after-marker"])
 def test_kafka_recoverable_only_variants(spark, variant):
     """Only the recoverable properties: no edge reaches the driver; each variant breaks LIVE-1."""

@@ -11,7 +11,7 @@ from txncheck.reports.symbolic_text import summary
 from txncheck.spec import catalog
 from txncheck.spec.ground import ground
 
-from test_symbolic_bmc import KAFKA_IN_CI, _explicit, _model
+from test_symbolic_bmc import KAFKA_SHALLOW, _explicit, _model
 
 
 def _twophase(rm=3):
@@ -75,7 +75,7 @@ def test_simulation_is_deterministic():
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("variant", KAFKA_IN_CI)
+@pytest.mark.parametrize("variant", KAFKA_SHALLOW)
 def test_bmc_with_lemmas_finds_the_explicit_depths(variant):
     m = _model("kafka", variant)
     _, expected = _explicit(m)

@@ -11,7 +11,7 @@ from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground import ground
 
 CASES = [("twophase", {"rm": 3}, 6), ("paxoscommit", {}, 6),
-         pytest.param("kafka", {}, 5, marks=pytest.mark.long)]  # about 20 s
+         pytest.param("kafka", {}, 5, marks=pytest.mark.heavy)]  # about 20 s on a fast machine
 
 
 def _model(name, overrides):

@@ -13,10 +13,10 @@ from txncheck.spec.errors import EvaluationError
 from txncheck.spec.evaluate import evaluate, successor
 from txncheck.spec.ground_ir import GConst
 
-CASES = [("twophase", None, None), ("paxoscommit", None, None), ("kafka", "tiny", None),
-         pytest.param("kafka", "eos", None, marks=pytest.mark.long),  # about 15 s each: make test-long
-         ("kafka", None, "B4-no-bump-on-timeout"),
-         pytest.param("kafka", None, "B7-tid-per-worker", marks=pytest.mark.long)]  # 13-19 s each: make test-long
+# Kafka's cases take 10-19 s each on a fast machine (eos and B7 the longest): make test-heavy
+CASES = [("twophase", None, None), ("paxoscommit", None, None)] + [
+    pytest.param("kafka", config, variant, marks=pytest.mark.heavy)
+    for config, variant in (("tiny", None), ("eos", None), (None, "B4-no-bump-on-timeout"), (None, "B7-tid-per-worker"))]
 
 
 def _model(name, config, variant):

@@ -164,7 +164,7 @@ def _partial(src, dst, keep: int) -> None:
     (dst / "manifest.json").write_text(json.dumps(data))
 
 
-@pytest.mark.long  # 15 searches of minutes in all
+@pytest.mark.heavy  # 15 searches of minutes in all
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunk=st.integers(1, 300), budget=st.sampled_from([TINY, 20_000, 200_000, None]),
        window=st.sampled_from([4, 64, None]))

@@ -98,7 +98,8 @@ def _continue_flag(ck):
     return ["--resume", str(ck)] if os.path.isdir(ck) else ["--checkpoint", str(ck)]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, *[pytest.param(s, marks=pytest.mark.long) for s in (4, 5, 6)]])
+@pytest.mark.parametrize("seed", [1, 2, 3, pytest.param(4, marks=pytest.mark.long),
+                                  *[pytest.param(s, marks=pytest.mark.heavy) for s in (5, 6)]])
 def test_killed_at_random_moments_then_resumed_gives_the_same_result(reference, tmp_path, seed):
     rng = random.Random(seed)
     ck = tmp_path / "ck"
@@ -256,7 +257,7 @@ def _same(a, b):
      ExploreOptions(stop_on_violation=False, check_deadlock=True)),
     ("kafka", "tiny", {"protocol": "kip98"}, None, ExploreOptions()),                   # stops on a violation
     pytest.param("kafka", "tiny", {}, None, ExploreOptions(max_depth=20, memory_budget=10_000),  # depth limit; 7 spills
-                 marks=pytest.mark.long),  # 28 s in make test (2026-11-27): make test-long
+                 marks=pytest.mark.heavy),  # 28 s in make test (2026-11-27)
     ("twophase", "tiny", {"rm": 5}, None, ExploreOptions(max_states=3000)),
 ])
 def test_resumed_from_every_level_the_outcome_is_the_same(tmp_path, spec, config, overrides, variant, options):
