@@ -122,24 +122,28 @@ def test_one_induction_proves_properties_after_a_rotation():
 # holds: 108,219 states on ci, 16,491 with a zombie and no failover), and its proof is a few times cheaper than
 # ci's or eos's (2-4 minutes each, make test-heavy), so CI proves ATOM-3 and EOS-1 on these two.
 ONE_TXN = {"txns": 1, "slots": 4, "maxe": 4}
+ONE_TXN_ZOMBIE = {**ONE_TXN, "zombies": 1, "failovers": 0}
+EOS_PROVED = PROVED + ("ATOM-3", "EOS-1")
+
+
+def _without(module):
+    """The spec with every strengthening invariant but `module`'s (a spec/kafka/inductive/ module)."""
+    names = {p.name for p in module.INVARIANTS}
+    return dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in names))
 
 
 @pytest.mark.long  # the one-txn ones 60-75 s on a slow machine; ci and eos 2-4 minutes each: make test-heavy
 @pytest.mark.parametrize("config,overrides", [
     pytest.param("ci", {}, id="ci", marks=pytest.mark.heavy), pytest.param("eos", {}, id="eos", marks=pytest.mark.heavy),
     pytest.param("ci", ONE_TXN, id="ci-one-txn"),
-    pytest.param("ci", {**ONE_TXN, "zombies": 1, "failovers": 0}, id="ci-one-txn-zombie")])
+    pytest.param("ci", ONE_TXN_ZOMBIE, id="ci-one-txn-zombie")])
 def test_one_induction_proves_exactly_once_with_consume_transform_produce(config, overrides):
     """Consume-transform-produce (ci; eos adds a zombie): the same properties and ATOM-3, EOS-1 too,
     with the ctp and zombie invariants; without those, neither ATOM-3 nor EOS-1 is inductive."""
-    m = build_model(SPEC, config, overrides)
-    names = list(PROVED) + ["ATOM-3", "EOS-1"]
-    res = k_induction(m, 1, names, traces=False)
-    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in names}, summary(res)
+    res = k_induction(build_model(SPEC, config, overrides), 1, list(EOS_PROVED), traces=False)
+    assert {p.name: p.status for p in res.properties} == {n: "proved" for n in EOS_PROVED}, summary(res)
     from txncheck.spec.kafka.inductive import ctp
-    ctp_names = {p.name for p in ctp.INVARIANTS}
-    without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in ctp_names))
-    res = k_induction(build_model(without, config, overrides), 1, names, traces=False)
+    res = k_induction(build_model(_without(ctp), config, overrides), 1, list(EOS_PROVED), traces=False)
     assert {p.name for p in res.properties if p.status != "proved"} >= {"ATOM-3", "EOS-1"}, summary(res)
 
 
@@ -148,12 +152,7 @@ def test_with_a_zombie_exactly_once_needs_the_zombie_invariants():
     """ci with one transaction and a zombie: without zombies.py's invariants (epoch ownership between
     incarnations) EOS-1, DUR-1 and FENCE-3 are not inductive, so the proof above leans on them."""
     from txncheck.spec.kafka.inductive import zombies
-    names = list(PROVED) + ["ATOM-3", "EOS-1"]
-    zombie_names = {p.name for p in zombies.INVARIANTS}
-    without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS
-                                                                        if p.name not in zombie_names))
-    m = build_model(without, "ci", {**ONE_TXN, "zombies": 1, "failovers": 0})
-    res = k_induction(m, 1, names, traces=False)
+    res = k_induction(build_model(_without(zombies), "ci", ONE_TXN_ZOMBIE), 1, list(EOS_PROVED), traces=False)
     assert {p.name for p in res.properties if p.status != "proved"} == {"DUR-1", "EOS-1", "FENCE-3"}, summary(res)
 
 
@@ -170,9 +169,7 @@ def test_one_induction_proves_the_same_under_kip98_without_late_produce(override
     res = k_induction(build_model(SPEC, "tiny", overrides), 1, list(PROVED), traces=False)
     assert {p.name: p.status for p in res.properties} == {n: "proved" for n in PROVED}, summary(res)
     from txncheck.spec.kafka.inductive import kip98
-    names = {p.name for p in kip98.INVARIANTS}
-    without = dataclasses.replace(SPEC, invariants_for_induction=tuple(p for p in INVARIANTS if p.name not in names))
-    res = k_induction(build_model(without, "tiny", overrides), 1, list(PROVED), traces=False)
+    res = k_induction(build_model(_without(kip98), "tiny", overrides), 1, list(PROVED), traces=False)
     assert {p.name for p in res.properties if p.status != "proved"} == \
         {"DECIDE-1", "ATOM-2", "DUR-1", "DUR-3", "FENCE-1", "TRACK-1"}, summary(res)
 

@@ -45,7 +45,7 @@ KAFKA_SHALLOW = ("D1-no-epoch-bump-on-init", "B12-lso-ahead", "D5-lso-is-hw", "B
                  "B9-bump-on-failed-fence", "B11-admin-abort")
 
 
-def _heavy(name, variant):
+def _heavy(name):
     return [pytest.mark.heavy] if name == "kafka" else []
 
 
@@ -54,9 +54,9 @@ def _cases(names, with_baseline=True):
     for name in names:
         spec = catalog.load(name)
         if with_baseline:
-            out.append(pytest.param(name, None, id=f"{name}-baseline", marks=_heavy(name, None)))
+            out.append(pytest.param(name, None, id=f"{name}-baseline", marks=_heavy(name)))
         for v in spec.variants:
-            out.append(pytest.param(name, v.name, id=f"{name}-{v.name}", marks=_heavy(name, v.name)))
+            out.append(pytest.param(name, v.name, id=f"{name}-{v.name}", marks=_heavy(name)))
     return out
 
 
