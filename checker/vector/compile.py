@@ -98,6 +98,8 @@ class Emitter:
         self.indent = indent
         self.lines: list[str] = []
         self.memo: dict[int, Val] = {}
+        self.positions: dict[int, tuple[str, str | None]] = {}  # a computed position by its node, once
+        self.clips: dict[tuple[str, int], str] = {}  # an index's range check, once per (code, size)
         self.cells: dict[int, str] = {}
         self.uses_index = False
 
@@ -153,7 +155,7 @@ class Emitter:
         return Val(str(value), "const", value, value)
 
     def or_err(self, *errs) -> str | None:
-        errs = [e for e in errs if e]
+        errs = list(dict.fromkeys(e for e in errs if e))  # a mask named twice is ORed once
         if not errs:
             return None
         if len(errs) == 1:
@@ -395,13 +397,26 @@ class Emitter:
 
     def _clipped(self, code: str, size: int, errs: list) -> str:
         """`code` clipped into [0, size), with an error mask (added to `errs`) where it was outside."""
-        ev = self.tmp("e")
-        self.emit(f"{ev} = ({code} < 0) | ({code} >= {size})")
-        errs.append(ev)
+        # keyed by code: a temporary is assigned once (its dtype cast, on the very next line, is the only re-assignment)
+        ev = self.clips.get((code, size))
+        if ev is None:  # the same index of several arrays (a read and the write of one cell, or a record's fields)
+            ev = self.tmp("e")
+            self.emit(f"{ev} = ({code} < 0) | ({code} >= {size})")
+            self.clips[(code, size)] = ev
+        if ev not in errs:
+            errs.append(ev)
         return f"_np.clip({code}, 0, {size - 1})"
 
     def position(self, e: GDyn) -> tuple[str, str | None]:
-        """Code for the computed cell position (int64 array) and its error mask."""
+        """Code for the computed cell position (int64 array) and its error mask; emitted once per function
+        (an update's target is most often a cell its value reads)."""
+        key = self.prog.node_id(e)
+        got = self.positions.get(key)
+        if got is None:
+            got = self.positions[key] = self._position(e)
+        return got
+
+    def _position(self, e: GDyn) -> tuple[str, str | None]:
         parts = [str(e.base)]
         errs = []
         for x, stride, size in e.terms:
