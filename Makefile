@@ -53,7 +53,7 @@ test-long: venv-test
 	$(BIN)/python -m pytest -q -m 'long and not heavy' -n auto --maxprocesses 4 --dist load --durations=40
 
 # the heavy tests (not CI: Kafka-scale z3 proofs and BMC, the scalar engine's Kafka variants, the
-# per-variant checks; marked in their files) are long: spread them test by test
+# per-variant checks; marked in their files) are long, hours in all (README): spread them test by test
 test-heavy: venv-test
 	$(BIN)/python -m pytest -q -m heavy -n auto --maxprocesses 4 --dist load
 
