@@ -205,9 +205,11 @@ def occurring(block: np.ndarray, q: np.ndarray) -> np.ndarray:
     return mark
 
 
-def find_sorted(u: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def find_sorted(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """(index, found): for each value of `c`, its index in the sorted array `u` where found (0
-    elsewhere). Values of c need not be in u."""
+    elsewhere). Values of c need not be in u. `index`: u's `directory`, for repeated calls (its dtype is the
+    indices')."""
     c = np.asarray(c, dtype=_U64)
     if len(u) == 0:
         return np.zeros(len(c), dtype=np.int64), np.zeros(len(c), dtype=bool)
@@ -215,7 +217,7 @@ def find_sorted(u: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(u) == 1:
         found = c == u[0]
         return np.zeros(len(c), dtype=np.int64), found
-    D, shift = directory(u)
+    D, shift = index if index is not None else directory(u)
     b = (c >> shift).view(np.int64)
     pos, end = D[b], D[b + 1]
     # walk within the bucket while u[pos] < c

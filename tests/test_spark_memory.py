@@ -167,8 +167,10 @@ def test_liveness_reads_only_its_edges_onto_a_capped_driver(tmp_path):
     # kafka ci with every property, LIVE-4 (leads_to) among them: 4,065,232 stored edges, 81.3 MB at 20 B an
     # edge, more than the 72 MiB (75.5 MB) the Python driver may grow by. The driver reads only the 1,948,754
     # edges out of LIVE-4's goal-less states, and the recoverable LIVE-1..3 are judged on the executors. Measured
-    # on 2026-12-01 with run_capped: it completes from 56 MiB and runs out at 48; the
-    # build before, which read every edge and judged LIVE-1..3 on the driver, ran out at 96, 128 and 160.
+    # on 2026-12-03 with run_capped: it completes from 48 MiB and runs out at 40 and 32. The figures of 2026-12-01
+    # (from 56, out at 48; the build that read every edge out at 96, 128 and 160) counted on heap the kernel's
+    # compilation had freed before the cap: once the kernel compiled less, this test ran out at 72 until the
+    # driver found the edges' targets a level at a time (`engine._edge_indices`).
     headroom = 72 << 20
     req = request("kafka", "ci")
     got = run_capped(req, "512m", headroom, tmp_path)

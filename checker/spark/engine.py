@@ -42,10 +42,11 @@ import numpy as np
 
 from txncheck.checker import checkpoint
 from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
-from txncheck.checker.lookup import find_sorted, group_starts
+from txncheck.checker.lookup import directory, find_sorted, group_starts
 from txncheck.checker.no_room import is_no_room
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
 from txncheck.checker.progress import Progress, peak_rss
+from txncheck.checker.recoverable import index_dtype
 from txncheck.spec.model import EVENTUALLY, GRAPH_KINDS, LEADS_TO, RECOVERABLE
 
 from . import reach, storage
@@ -366,7 +367,8 @@ def _edge_indices(root: str, max_level: int, fps, seg, partitions: int, sources:
     segment, so it is found by a search in that small segment. Targets may lie in any level: they
     are found in the globally sorted fingerprints through a bucket directory (`lookup.find_sorted`;
     random binary searches of 10^8 targets in a 10^7-entry array cost 8x more, in cache misses)."""
-    srcs, dsts, acts = [], [], []
+    sdt = index_dtype(len(fps))  # 32-bit indices where they fit, as the vector engine's edges
+    kept = []
     for lv, (src, dst, act) in storage.iter_edges(root, max_level):
         si = np.empty(len(src), dtype=np.int64)
         part = (src % np.uint64(partitions)).astype(np.int64)
@@ -376,16 +378,22 @@ def _edge_indices(root: str, max_level: int, fps, seg, partitions: int, sources:
             si[sel] = lo + np.searchsorted(fps[lo:hi], src[sel])
         si = np.minimum(si, len(fps) - 1)
         ok = (np.asarray(fps)[si] == src) & sources[si] & (src != dst)
-        srcs.append(si[ok])
-        dsts.append(dst[ok])
-        acts.append(act[ok])
-    if not srcs:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
-    src, dst, act = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(acts)
-    del srcs, dsts, acts
-    order = np.argsort(fps, kind="stable")
-    pos, ok = find_sorted(np.asarray(fps)[order], dst)
-    return src[ok], order[pos[ok]].astype(np.int64), act[ok].astype(np.int32)
+        kept.append([si[ok].astype(sdt), dst[ok], act[ok].astype(np.int32)])
+    n = sum(len(k[0]) for k in kept)
+    # the targets found a level at a time into the one array that holds them, each level's parts let go as they
+    # are written: no column is held twice, and the lookups' temporaries are one level's (tests/test_spark_memory.py)
+    order = np.argsort(fps, kind="stable").astype(sdt)
+    sorted_fps = np.asarray(fps)[order]
+    index = directory(sorted_fps, sdt) if len(sorted_fps) > 1 else None
+    out = (np.empty(n, sdt), np.empty(n, sdt), np.empty(n, np.int32))
+    at = 0
+    for i, (s_, d_, a_) in enumerate(kept):
+        pos, ok = find_sorted(sorted_fps, d_, index)
+        j = at + int(ok.sum())
+        out[0][at:j], out[1][at:j], out[2][at:j] = s_[ok], order[pos[ok]], a_[ok]
+        at = j
+        kept[i] = None
+    return tuple(a[:at] for a in out)
 
 
 def _session(sopts: SparkOptions, workdir: str):

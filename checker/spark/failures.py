@@ -13,7 +13,9 @@ result (`task_result`), and the driver raises them after the job (`raise_any`), 
 - any other error of txncheck's own kinds (a spec an executor cannot load, say): its message, naming the
   task, exit 2 (a `ResourceError`: exit 3); any other OSError (a task touches no file but the store's): the
   store cannot be used from that executor, exit 2;
-- a `MemoryError` (a Python worker under `spark.executor.pyspark.memory`): `ExecutorOutOfMemory`, exit 3.
+- a `MemoryError` (a Python worker under `spark.executor.pyspark.memory`): `ExecutorOutOfMemory`, exit 3. So is
+  an `ImportError` that could not map a library's segment while the worker's address space is capped (that
+  setting caps it: the library did not fit, as Arrow's did not in a 300 MiB worker once the kernel did).
 
 A job Spark gives up on for a reason outside the task's code (a Python worker that dies, most often killed
 by the operating system for memory; a lost executor) comes back as a Py4JJavaError of hundreds of lines:
@@ -60,7 +62,9 @@ def task_result(err: BaseException, task: int) -> dict | None:
     elif isinstance(err, OSError):   # a task reads and writes nothing but the store
         failed = {"kind": "store", "detail": str(err)}
     elif isinstance(err, MemoryError):
-        failed = {"kind": "memory", "detail": str(err)}
+        failed = {"kind": "memory", "what": "MemoryError", "detail": str(err)}
+    elif isinstance(err, ImportError) and "failed to map segment" in str(err) and _address_space_capped():
+        failed = {"kind": "memory", "what": "ImportError", "detail": f"{err}, under the worker's address-space cap"}
     elif isinstance(err, EvaluationError):
         failed = {"kind": "evaluation", "message": err.message, "row": err.row, "state": err.state}
     elif isinstance(err, TxncheckError):
@@ -68,6 +72,11 @@ def task_result(err: BaseException, task: int) -> dict | None:
     else:
         return None
     return {"task": task, "failed": failed}
+
+
+def _address_space_capped() -> bool:
+    import resource
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
 
 
 def raise_any(results: list[dict], description: str) -> None:
@@ -84,7 +93,7 @@ def raise_any(results: list[dict], description: str) -> None:
             raise EvaluationError(f["message"], f["row"], f["state"])
         if kind == "memory":
             raise ExecutorOutOfMemory(
-                f"{where} ran out of memory (MemoryError{': ' + f['detail'] if f['detail'] else ''}); give each "
+                f"{where} ran out of memory ({f.get('what', 'MemoryError')}{': ' + f['detail'] if f['detail'] else ''}); give each "
                 "executor more memory (--executor-memory, and spark.executor.pyspark.memory where the cluster "
                 "caps its Python workers), or run on more executors, each then holding less of a level")
         if kind == "store":
