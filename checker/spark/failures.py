@@ -93,7 +93,7 @@ def raise_any(results: list[dict], description: str) -> None:
             raise EvaluationError(f["message"], f["row"], f["state"])
         if kind == "memory":
             raise ExecutorOutOfMemory(
-                f"{where} ran out of memory ({f.get('what', 'MemoryError')}{': ' + f['detail'] if f['detail'] else ''}); give each "
+                f"{where} ran out of memory ({f['what']}{': ' + f['detail'] if f['detail'] else ''}); give each "
                 "executor more memory (--executor-memory, and spark.executor.pyspark.memory where the cluster "
                 "caps its Python workers), or run on more executors, each then holding less of a level")
         if kind == "store":

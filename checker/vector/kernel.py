@@ -260,7 +260,8 @@ class VectorKernel:
         return (t.pos, v.value) if len(np.unique(z)) == len(z) else None
 
     def _updates_code(self, prog, a, em: Emitter, check: bool):
-        """Emit values and targets of an action's updates (rows mode). Returns [(pos|None, pcode|None, Val)]."""
+        """Emit values and targets of an action's updates (rows mode). Returns [(pos|None, pcode|None, Val)], the
+        Val None for an update that writes its cell back (`_keeps`), whose value needs no code."""
         lay = self.layout
         out = []
         errs = []
@@ -327,8 +328,8 @@ class VectorKernel:
         const_cols = []  # constant (G,) vectors (symmetry)
         parts = []
         for k, (pos, pcode, val) in enumerate(ups):
-            if _keeps(a.updates[k]):
-                continue  # old and new value are one: their terms cancel (its checks are above)
+            if val is None:
+                continue  # written back (`_keeps`): old and new value are one, their terms cancel (checked above)
             if pos is not None:
                 # old value
                 if pos in pins:
@@ -401,9 +402,9 @@ class VectorKernel:
         em = Emitter(prog, "rows")
         ups = self._updates_code(prog, a, em, check=False)
         lines = [f"def apply_{a.id}(C, R, out, S):"] + em.lines
-        for k, (pos, pcode, val) in enumerate(ups):
-            if _keeps(a.updates[k]):
-                continue  # `out` starts as the parent's copy
+        for pos, pcode, val in ups:
+            if val is None:
+                continue  # written back (`_keeps`): `out` starts as the parent's copy
             code = val.code if val.kind != "bool" else f"{val.code}.view(_dt_uint8)"
             if pos is not None:
                 lines.append(f"    out[{pos}, S] = {code}")
