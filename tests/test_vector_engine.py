@@ -146,6 +146,38 @@ def test_property_evaluation_error_names_the_state():
         assert "computed index 2" in str(info.value)
 
 
+@pytest.mark.parametrize("spec_name", ["kafka", "paxoscommit"])
+def test_properties_in_pieces_are_the_whole_levels(spec_name):
+    """Properties are evaluated `prop_chunk` states at a time: any piece size gives the whole evaluation's
+    masks, for every property and `when` condition."""
+    m = build_model(catalog.load(spec_name), "tiny")
+    whole, pieces = VectorKernel(m, prop_chunk=1 << 30), VectorKernel(m, prop_chunk=7)
+    cols = np.ascontiguousarray(np.asarray(_reachable(m, 300), dtype=whole.dtype).T)
+    assert cols.shape[1] == 300
+    a, b = whole.properties_cols(cols), pieces.properties_cols(cols)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert any(0 < v.sum() < len(v) for v in a.values())  # some mask is not constant: the pieces matter
+
+
+def test_a_property_error_in_a_later_piece_names_the_first_state_that_fails():
+    Idx = IntRange("Idx", 0, 1)
+    Small = IntRange("Small", 0, 3)
+    a = Var("a", Small, index=(Idx,), init=0)
+    rows = tuple(Row(f"A-0{i + 1}", "A", "s", guard=(a[i] < 3,), updates=(a[i].set(a[i] + 1),)) for i in range(2))
+    spec = Spec("perr2", "", vars=(a,), tables=(Table("A", rows),), properties=(Always("Reads", a[a[1] + a[1] - a[0]] < 9),))
+    m = ground(spec, spec.resolve_config())
+    messages = set()
+    # level 1 holds (1, 0) and (0, 1), whose indices -1 and 2 both fail: each piece size must report the first
+    # of them in the level's order
+    for size in (1, 2, 1 << 30):
+        with pytest.raises(EvaluationError) as info:
+            vector_explore(m, ExploreOptions(), VectorKernel(m, prop_chunk=size))
+        messages.add((str(info.value), repr(info.value.state)))
+    assert len(messages) == 1
+    (text, state), = messages
+    assert re.search(r"computed index (-1|2) ", text) and "(evaluating the property Reads)" in text
+
+
 def test_group_index_and_merge():
     rng = np.random.default_rng(1)
     u = np.unique(rng.integers(0, 2**63, 5000, dtype=np.uint64) * np.uint64(2))
