@@ -95,11 +95,7 @@ class LiveGraph:
         self.G = G
         e_idx, e_grp = groups.of_actions(self.act)
         self.edge_group_edge, self.edge_group = e_idx, e_grp
-        # a state enables a group where some action of it moves the state; the engines store edges by source
-        # in action order, so where group ids follow action ids (fairness per action, as Kafka's) the keys come
-        # nearly sorted (on Kafka nightly 11 K descents in 25 M): timsort takes 0.3 s where quicksort takes 2.2
-        self.enabled = enabled if enabled is not None else distinct(self.src[e_idx].astype(np.int64) * G + e_grp,
-                                                                    kind="stable")
+        self.enabled = enabled if enabled is not None else _enabled_pairs(n, self.src[e_idx], e_grp, G)
 
     @staticmethod
     def of(outcome: SearchOutcome, groups: FairnessGroups, sources: np.ndarray | None = None) -> "LiveGraph":
@@ -120,6 +116,19 @@ class LiveGraph:
         st, g = np.divmod(self.enabled, self.G)
         keep = states[st]
         return st[keep], g[keep]
+
+
+def _enabled_pairs(n: int, src: np.ndarray, grp: np.ndarray, G: int) -> np.ndarray:
+    """The distinct keys state · G + group of the (source, group) pairs of the edges, sorted: a state enables a
+    group where some action of it moves the state. Each source's edges come in action order, so where group ids
+    follow action ids (fairness per action, as Kafka's) the keys are nearly sorted wherever the sources are, and
+    timsort is linear on them (Kafka nightly, 25 M keys: 0.3 s where quicksort takes 2.2). The vector engine
+    without a budget gives a level's sources in its parents' order, though (`vector/step.py`); then a counting
+    sort by source first (`grouped_by`, linear) keeps the sort linear: 1.7 s where timsort took 3.3 on 37 M."""
+    keys = src.astype(np.int64) * G + grp
+    if np.count_nonzero(src[1:] < src[:-1]) * 64 > len(src):
+        keys = keys[grouped_by(src, n)[0]]
+    return distinct(keys, kind="stable")
 
 
 def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:

@@ -232,3 +232,28 @@ def find_sorted(u: np.ndarray, c: np.ndarray, index: tuple[np.ndarray, np.uint64
     found[inb] = u[pos[inb]] == c[inb]
     pos[~found] = 0
     return pos, found
+
+
+class StoredIndex:
+    """The store index of fingerprints, for mapping the edges' targets after a search: the stored states'
+    fingerprints `fps` (one sorted run per level) sorted once, the order that sorts them, and a bucket
+    directory over the sorted copy, its indices as narrow as `dtype` (int32 below 2^31 states: every array
+    made here is memory the kernel faults in afresh, on Kafka nightly more costly than the lookups). Both the
+    vector engine and the Spark driver map their targets through it a block at a time, into one array."""
+
+    def __init__(self, fps: np.ndarray, dtype):
+        fps = np.asarray(fps, dtype=_U64)
+        self.order = np.argsort(fps, kind="stable").astype(dtype)
+        self.sorted = fps[self.order]
+        self.index = directory(self.sorted, dtype) if len(self.sorted) > 1 else None
+
+    def every(self, c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The store index of each fingerprint of `c`, every one of which is stored; into `out` if given."""
+        # every position is in range; any mode but "raise" writes to `out` without a buffer
+        return np.take(self.order, group_index(self.sorted, c, self.index), out=out, mode="clip")
+
+    def found(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(store indices of the stored ones, which of `c` are stored): fingerprints that need not be stored."""
+        pos, ok = find_sorted(self.sorted, c, self.index)
+        return self.order[pos[ok]], ok
+

@@ -242,6 +242,19 @@ def test_fair_states_match_brute_force(g):
             assert all(0 <= a < len(groups_of) for a in cycle)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 4)), max_size=300), st.booleans())
+def test_enabled_pairs_are_the_sorted_distinct_keys_whatever_the_sources_order(pairs, by_source):
+    # sources in no order (the vector engine's levels in their parents' order) go through a counting sort first;
+    # sources by state (every other engine) straight to timsort: the same keys either way
+    if by_source:
+        pairs = sorted(pairs, key=lambda p: p[0])
+    src = np.array([p[0] for p in pairs], dtype=np.int32)
+    grp = np.array([p[1] for p in pairs], dtype=np.int32)
+    got = liveness._enabled_pairs(41, src, grp, 5)
+    assert got.dtype == np.int64 and got.tolist() == sorted({s * 5 + g for s, g in pairs})
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 30), unique=True), st.lists(st.integers(0, 30)))
 def test_occurring_is_contains_sorted_searched_from_the_other_side(block, q):

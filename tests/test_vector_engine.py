@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from unittest.mock import patch
 
 import numpy as np
@@ -430,3 +431,45 @@ def test_an_action_that_is_never_enabled_gets_no_code(n):
     v = vector_explore(m, ExploreOptions(stop_on_violation=False), kernel=k)
     assert (v.distinct, v.level_sizes, list(v.fired)) == (a.distinct, a.level_sizes, list(a.fired))
     assert v.distinct == 4 * (n + 1)
+
+
+@pytest.mark.parametrize("spec_name, config, sym", [("kafka", "tiny", False), ("kafka", "tiny", True),
+                                                   ("paxoscommit", "tiny", False)])
+def test_without_a_budget_a_level_is_copied_from_its_parents_in_order(spec_name, config, sym):
+    """Without a budget the new states are materialised sorted by their parent's column (`step.py`), so the copy
+    reads the frontier in order; with a forced chunk size (fingerprint order) it does not. The outcome is the
+    same either way (tests/test_vector_budget.py compares them field for field)."""
+    model = build_model(catalog.load(spec_name), config)
+    copies = []
+
+    class Recording(VectorKernel):
+        def successors_cols(self, cols, parent_rows, actions, known_fps=None):
+            copies.append(np.asarray(parent_rows).copy())
+            return super().successors_cols(cols, parent_rows, actions, known_fps)
+
+    opts = ExploreOptions(stop_on_violation=False, symmetry=sym)
+    whole = vector_explore(model, opts, Recording(model, sym))
+    assert len(copies) == len(whole.level_sizes) - 1 and sum(map(len, copies)) == whole.distinct - whole.level_sizes[0]
+    assert all((np.diff(rows) >= 0).all() for rows in copies)
+    copies.clear()
+    chunked = vector_explore(model, replace(opts, chunk_states=1 << 20), Recording(model, sym))
+    assert chunked.distinct == whole.distinct and np.array_equal(chunked.parent, whole.parent)
+    assert any((np.diff(rows) < 0).any() for rows in copies)  # in fingerprint order the parents come at random
+
+
+def test_narrow_states_are_copied_in_fingerprint_order():
+    """TwoPhase's 27-byte states are materialised in fingerprint order: sorting their parents costs more than the
+    random copy saves (step.PARENT_ORDER_BYTES)."""
+    from txncheck.checker.vector import step
+    model = build_model(catalog.load("twophase"), "tiny", {"rm": 5})
+    kernel = VectorKernel(model)
+    assert kernel.width * kernel.dtype.itemsize < step.PARENT_ORDER_BYTES
+    wide = build_model(catalog.load("paxoscommit"), "tiny")
+    assert VectorKernel(wide).width >= step.PARENT_ORDER_BYTES
+    copies = []
+    real = kernel.successors_cols
+    kernel.successors_cols = lambda cols, rows, acts, known_fps=None: (copies.append(rows.copy()),
+                                                                      real(cols, rows, acts, known_fps))[1]
+    vector_explore(model, ExploreOptions(stop_on_violation=False), kernel)
+    assert any((np.diff(rows) < 0).any() for rows in copies)
+

@@ -42,7 +42,7 @@ import numpy as np
 
 from txncheck.checker import checkpoint
 from txncheck.checker.levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
-from txncheck.checker.lookup import directory, find_sorted, group_starts
+from txncheck.checker.lookup import StoredIndex, group_starts
 from txncheck.checker.no_room import is_no_room
 from txncheck.checker.outcome import ExploreOptions, SearchOutcome, selected_properties
 from txncheck.checker.progress import Progress, peak_rss
@@ -365,7 +365,7 @@ def _edge_indices(root: str, max_level: int, fps, seg, partitions: int, sources:
 
     A source lies in the level whose edges these are, in its fingerprint partition's sorted
     segment, so it is found by a search in that small segment. Targets may lie in any level: they
-    are found in the globally sorted fingerprints through a bucket directory (`lookup.find_sorted`;
+    are found in the globally sorted fingerprints through a bucket directory (`lookup.StoredIndex`;
     random binary searches of 10^8 targets in a 10^7-entry array cost 8x more, in cache misses)."""
     sdt = index_dtype(len(fps))  # 32-bit indices where they fit, as the vector engine's edges
     kept = []
@@ -382,15 +382,13 @@ def _edge_indices(root: str, max_level: int, fps, seg, partitions: int, sources:
     n = sum(len(k[0]) for k in kept)
     # the targets found a level at a time into the one array that holds them, each level's parts let go as they
     # are written: no column is held twice, and the lookups' temporaries are one level's (tests/test_spark_memory.py)
-    order = np.argsort(fps, kind="stable").astype(sdt)
-    sorted_fps = np.asarray(fps)[order]
-    index = directory(sorted_fps, sdt) if len(sorted_fps) > 1 else None
+    stored = StoredIndex(fps, sdt)
     out = (np.empty(n, sdt), np.empty(n, sdt), np.empty(n, np.int32))
     at = 0
     for i, (s_, d_, a_) in enumerate(kept):
-        pos, ok = find_sorted(sorted_fps, d_, index)
-        j = at + int(ok.sum())
-        out[0][at:j], out[1][at:j], out[2][at:j] = s_[ok], order[pos[ok]], a_[ok]
+        targets, ok = stored.found(d_)
+        j = at + len(targets)
+        out[0][at:j], out[1][at:j], out[2][at:j] = s_[ok], targets, a_[ok]
         at = j
         kept[i] = None
     return tuple(a[:at] for a in out)

@@ -1,12 +1,13 @@
 """The vector engine: level-synchronous breadth-first search over whole frontiers in numpy.
 
 Per level: the kernel lists successor candidates as (canonical fingerprint, parent row, action);
-`argsort` groups equal fingerprints; the visited store (sorted blocks) filters the known ones;
-`minimum.reduceat` over the key `parent_row · A + action` picks each new state's parent link.
-Because every level is stored sorted by fingerprint, frontier row order is fingerprint order, so
-that key's minimum is exactly the outcome rule "least (parent fingerprint, action id)". Only the
-new states are materialised (from their chosen parent and action), canonicalised, and checked
-against the properties in bulk; the least-fingerprint violator of a level is its first.
+`distinct_least` groups equal fingerprints; the visited store (sorted blocks) filters the known ones;
+the least key `parent_row · A + action` picks each new state's parent link. Every level is stored
+sorted by fingerprint and a parent is named by its row in that order, so that key's minimum is
+exactly the outcome rule "least (parent fingerprint, action id)". Only the new states are
+materialised (from their chosen parent and action; without a budget in their parents' order, each
+column's fingerprint row beside it: `step.py`), canonicalised, and checked against the properties
+in bulk; the least-fingerprint violator of a level is its first.
 
 When to stop (violations, deadlocks, max_states, max_depth, memory) is decided by
 `checker/levels.py`, the rules every engine advances, so that all engines return identical outcomes.
@@ -31,7 +32,7 @@ from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from ..checkpoint import CheckpointError, Checkpointing, model_digest, model_identity, search_key, txncheck_version
 from ..levels import DEADLOCK, VIOLATION, WITNESS, Findings, LevelRules
-from ..lookup import directory, group_index
+from ..lookup import StoredIndex
 from ..outcome import ExploreOptions, SearchOutcome, selected_properties
 from ..progress import Progress, peak_rss
 from ..recoverable import index_dtype
@@ -62,7 +63,7 @@ class _Search:
         self.rules = LevelRules(options)
         self.progress = Progress(options, "vector")
         self.found = Findings()                 # refs: store indices
-        self.front = LevelStates.empty(kernel)  # the frontier, in fingerprint order
+        self.front = LevelStates.empty(kernel)  # the frontier (its columns in fingerprint or parents' order)
         self.edges = Columns(self.spill, {"src": np.int64, "dst": _U64, "act": np.int32}, "edges") \
             if self.want_edges else None
         self.masks = Columns(self.spill, {f"{part}:{n}": np.bool_ for n in self.recov for part in ("goal", "when")},
@@ -288,16 +289,14 @@ class _Search:
         Kafka nightly cost more than the lookups themselves (benchmarks/RESULTS.md, 2026-11-29), so no column
         is copied twice and the targets are never joined as fingerprints."""
         sdt = index_dtype(len(fps))
-        o = np.argsort(fps, kind="stable").astype(sdt)  # fps: one sorted run per level, merged as they are
-        sorted_fps = fps[o]
-        index = directory(sorted_fps, sdt) if len(sorted_fps) > 1 else None
+        stored = StoredIndex(fps, sdt)
         if self.edges.spilled:
             # a block's lookups hold about five 8-byte copies of its targets: within the graph's share when set
             block = 1 << 24 if self.split is None else min(1 << 24, max(1 << 16, self.split.graph // 40))
             E = self.edges.length
             path = self.spill.new("edges-dst-index")
             for part in self.edges.blocks("dst", block):
-                self.spill.append(path, o[group_index(sorted_fps, part, index)])
+                self.spill.append(path, stored.every(part))
             got = self.edges.arrays()
             src = got["src"]
             if src.dtype != sdt:  # as narrow as in memory
@@ -309,8 +308,7 @@ class _Search:
         dst = np.empty(self.edges.length, dtype=sdt)
         at = 0
         for part in self.edges.blocks("dst", 1 << 22):  # a few MiB of temporaries, reused block after block
-            # every position is in range; any mode but "raise" writes to `out` without a buffer
-            np.take(o, group_index(sorted_fps, part, index), out=dst[at:at + len(part)], mode="clip")
+            stored.every(part, out=dst[at:at + len(part)])
             at += len(part)
         self.edges.drop("dst")
         return self.edges.take("src", sdt), dst, self.edges.take("act")

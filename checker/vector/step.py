@@ -11,6 +11,14 @@ Merging the runs' fingerprints, keys and masks gives the level (fingerprints, pa
 the unchunked search builds; the runs themselves are the next frontier, merged again as it is read. A
 frontier that fits one chunk is expanded whole, with no run and no merge: the search without a budget.
 
+Without a budget (every level expanded whole) a new level of states of PARENT_ORDER_BYTES or more is
+materialised in its parents' order: the new states sorted by their parent's column, so that copying the
+parents reads the frontier in order (on Kafka nightly, 638 cells a state, the random-order copy was 27.8 s of
+an 80 s search). The level keeps each
+column's fingerprint row (`LevelStates.rank`), and the expansion names its states by it, so the store, the
+least keys, the chosen states and the property masks are the fingerprint-ordered level's; only the edges of
+a level come in another order (the same edges, each source's in action order).
+
 Chunks are sized from the budget's `chunk` share and the most successor candidates per state seen so far,
 in whole kernel chunks (`kernel.chunk`), whose order the kernel's candidate lists follow. Edges are given
 in the unchunked search's order (kernel chunk of the frontier, then action, then row), re-sorted only when
@@ -25,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ..levels import DEADLOCK, Findings
-from ..lookup import contains_sorted, distinct, distinct_least, edge_keys, group_index, split_key
+from ..lookup import contains_sorted, distinct, distinct_least, edge_keys, group_index, sort_order, split_key
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
@@ -36,6 +44,9 @@ from .store import VisitedStore, merge_sorted
 _U64 = np.uint64
 CANDIDATE_BYTES = 80  # per successor candidate while a chunk is expanded and deduplicated (arrays and sort)
 MIN_CHUNK = 4096      # frontier states: below this, numpy's per-call costs outweigh the memory saved
+# a state's bytes from which copying the parents in their order pays for sorting them: TwoPhase rm=8's 27 lose
+# (materialising 0.10 s to 0.20), PaxosCommit's 83 gain (0.44 to 0.37), Kafka's 638 most (benchmarks/RESULTS.md)
+PARENT_ORDER_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,8 @@ class LevelExpander:
         self.timing = timing
         self.ratio = 8.0  # successor candidates per frontier state, the most seen (sizes the chunks)
         self.row_bytes = kernel.width * kernel.dtype.itemsize
+        # every level expanded whole, states wide enough: see above
+        self.parent_order = split is None and not chunk_states and self.row_bytes >= PARENT_ORDER_BYTES
 
     def chunk_size(self, n: int) -> int:
         """Frontier states per chunk: forced, or the whole frontier without a budget, or what the budget's
@@ -155,6 +168,7 @@ class LevelExpander:
         runs = None if single else _Runs(self.spill, share)
         seen = np.zeros(0, dtype=_U64)  # this level's new states so far (chunked)
         whole = None
+        rank = front.rank  # each column's fingerprint row, when the frontier is in its parents' order
         try:
             for a, cols, P, fps in front.chunks(size):
                 b = a + cols.shape[1]
@@ -169,14 +183,17 @@ class LevelExpander:
                     dead = np.flatnonzero(~exp.has_successor)
                     if len(dead):
                         dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
-                        deadlocked = found.offer_least(DEADLOCK, "", depth, fps[dead], base + a + dead) or deadlocked
+                        at = rank[dead] if rank is not None else a + dead
+                        deadlocked = found.offer_least(DEADLOCK, "", depth, fps[dead], base + at) or deadlocked
 
                 t0 = time.perf_counter()
                 c = exp.fps
                 m = len(c)
                 least = grp = None
+                # each candidate's parent by its row in fingerprint order, the order the outcome rule reads
+                prows = rank[exp.parent_rows] if rank is not None else exp.parent_rows
                 if m and not at_limit:  # each group's least key is all the level needs: no group index
-                    keys = edge_keys(exp.parent_rows, exp.actions, A, a)
+                    keys = edge_keys(prows, exp.actions, A, a)
                     u, least = distinct_least(c, keys)
                     known = store.contains(u)
                 elif m:
@@ -188,7 +205,7 @@ class LevelExpander:
                     known = np.zeros(0, dtype=bool)
                 newmask = ~known
                 if order is not None and m:
-                    src = exp.parent_rows + a if a else exp.parent_rows
+                    src = prows + a if a else prows
                     if at_limit:
                         to_known = known[grp]
                         order.add(a, b, src[to_known], c[to_known], exp.actions[to_known])
@@ -206,16 +223,28 @@ class LevelExpander:
                         fresh = ~contains_sorted(seen, new_fps)
                         new_fps, kmin = new_fps[fresh], kmin[fresh]
                         k = len(new_fps)
-                del u, known, grp, exp
+                del u, known, grp, exp, prows
                 timing["dedup"] += time.perf_counter() - t0
                 if not k:
                     continue
                 t0 = time.perf_counter()
                 prow, pact = split_key(kmin, A)
+                if single and self.parent_order:
+                    column = prow
+                    if rank is not None:  # the parents' columns in the frontier
+                        column = np.empty(n, dtype=np.int64)
+                        column[rank] = np.arange(n)
+                        column = column[prow]
+                    copied, column = sort_order(column)  # stable: a parent's new states in fingerprint order
+                    new_cols, _, newP = kernel.successors_cols(cols, column.view(np.int64), pact[copied],
+                                                               known_fps=new_fps[copied])
+                    timing["materialise"] += time.perf_counter() - t0
+                    whole = (new_fps, prow, pact, new_cols, newP, copied)
+                    continue
                 new_cols, _, newP = kernel.successors_cols(cols, prow - a if a else prow, pact, known_fps=new_fps)
                 timing["materialise"] += time.perf_counter() - t0
                 if single:
-                    whole = (new_fps, prow, pact, new_cols, newP)
+                    whole = (new_fps, prow, pact, new_cols, newP, None)
                     continue
                 got, masks = check(new_cols, new_fps, new_fps)
                 violated = got or violated
@@ -232,10 +261,19 @@ class LevelExpander:
             if single:
                 if whole is None:
                     return Expanded(generated, fired, deadlocked, False, 0, chunks=chunks)
-                new_fps, prow, pact, new_cols, newP = whole
+                new_fps, prow, pact, new_cols, newP, copied = whole
                 whole = None
-                violated, masks = check(new_cols, new_fps, base + n + np.arange(len(new_fps)))
-                states = LevelStates.of(kernel, new_cols, new_fps, newP, self.spill, share)
+                if copied is None:
+                    violated, masks = check(new_cols, new_fps, base + n + np.arange(len(new_fps)))
+                    states = LevelStates.of(kernel, new_cols, new_fps, newP, self.spill, share)
+                else:  # in the parents' order: checked there, the masks put back in fingerprint order
+                    fps_copied = new_fps[copied]
+                    violated, got = check(new_cols, fps_copied, base + n + copied)
+                    masks = {}
+                    for name, v in got.items():
+                        masks[name] = np.empty(len(v), dtype=v.dtype)
+                        masks[name][copied] = v
+                    states = LevelStates.of(kernel, new_cols, fps_copied, newP, self.spill, share, rank=copied)
                 return Expanded(generated, fired, deadlocked, violated, len(new_fps), new_fps, prow, pact, states,
                                 masks, chunks)
             if not len(seen):
