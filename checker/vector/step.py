@@ -62,7 +62,7 @@ class Expanded:
     fps: np.ndarray | None = None      # the next level, ascending,
     parents: np.ndarray | None = None  # each state's parent row in the frontier,
     actions: np.ndarray | None = None  # and the action from it,
-    states: LevelStates | None = None  # the states themselves,
+    states: LevelStates | None = None  # the states themselves (in their parents' order where `rank` is set),
     masks: dict | None = None          # and the property masks `check` gave, in the level's order
     chunks: int = 0
 
