@@ -193,6 +193,8 @@ def rebuild(kernel: VectorKernel, prev: LevelStates, parents: np.ndarray, action
     record), in that order; at once when `prev` is in memory and the level fits its share, else `block`
     states at a time, each reading the parents it needs in row order."""
     k = len(parents)
+    if prev.rank is not None:  # a record names parents by fingerprint row; a replay rebuilds in that order only
+        raise AssertionError("internal: a checkpoint's level rebuilt from a level in its parents' order")
     if prev.cols is not None and (share is None or k <= block):
         cols, fps, P = kernel.successors_cols(prev.cols, parents, actions)
         return LevelStates.of(kernel, cols, fps, P, spill, share)
