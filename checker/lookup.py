@@ -256,4 +256,3 @@ class StoredIndex:
         """(store indices of the stored ones, which of `c` are stored): fingerprints that need not be stored."""
         pos, ok = find_sorted(self.sorted, c, self.index)
         return self.order[pos[ok]], ok
-

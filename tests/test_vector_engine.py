@@ -440,19 +440,11 @@ def test_without_a_budget_a_level_is_copied_from_its_parents_in_order(spec_name,
     reads the frontier in order; with a forced chunk size (fingerprint order) it does not. The outcome is the
     same either way (tests/test_vector_budget.py compares them field for field)."""
     model = build_model(catalog.load(spec_name), config)
-    copies = []
-
-    class Recording(VectorKernel):
-        def successors_cols(self, cols, parent_rows, actions, known_fps=None):
-            copies.append(np.asarray(parent_rows).copy())
-            return super().successors_cols(cols, parent_rows, actions, known_fps)
-
     opts = ExploreOptions(stop_on_violation=False, symmetry=sym)
-    whole = vector_explore(model, opts, Recording(model, sym))
+    whole, copies = _copied_parents(model, opts)
     assert len(copies) == len(whole.level_sizes) - 1 and sum(map(len, copies)) == whole.distinct - whole.level_sizes[0]
     assert all((np.diff(rows) >= 0).all() for rows in copies)
-    copies.clear()
-    chunked = vector_explore(model, replace(opts, chunk_states=1 << 20), Recording(model, sym))
+    chunked, copies = _copied_parents(model, replace(opts, chunk_states=1 << 20))
     assert chunked.distinct == whole.distinct and np.array_equal(chunked.parent, whole.parent)
     assert any((np.diff(rows) < 0).any() for rows in copies)  # in fingerprint order the parents come at random
 
@@ -466,10 +458,17 @@ def test_narrow_states_are_copied_in_fingerprint_order():
     assert kernel.width * kernel.dtype.itemsize < step.PARENT_ORDER_BYTES
     wide = build_model(catalog.load("paxoscommit"), "tiny")
     assert VectorKernel(wide).width >= step.PARENT_ORDER_BYTES
-    copies = []
-    real = kernel.successors_cols
-    kernel.successors_cols = lambda cols, rows, acts, known_fps=None: (copies.append(rows.copy()),
-                                                                      real(cols, rows, acts, known_fps))[1]
-    vector_explore(model, ExploreOptions(stop_on_violation=False), kernel)
+    _, copies = _copied_parents(model, ExploreOptions(stop_on_violation=False))
     assert any((np.diff(rows) < 0).any() for rows in copies)
 
+
+def _copied_parents(model, options):
+    """A search's outcome, and the parent columns each of its materialisations copied, in the order copied."""
+    copies = []
+
+    class Recording(VectorKernel):
+        def successors_cols(self, cols, parent_rows, actions, known_fps=None):
+            copies.append(np.asarray(parent_rows).copy())
+            return super().successors_cols(cols, parent_rows, actions, known_fps)
+
+    return vector_explore(model, options, Recording(model, options.symmetry)), copies

@@ -14,10 +14,10 @@ frontier that fits one chunk is expanded whole, with no run and no merge: the se
 Without a budget (every level expanded whole) a new level of states of PARENT_ORDER_BYTES or more is
 materialised in its parents' order: the new states sorted by their parent's column, so that copying the
 parents reads the frontier in order (on Kafka nightly, 638 cells a state, the random-order copy was 27.8 s of
-an 80 s search). The level keeps each
-column's fingerprint row (`LevelStates.rank`), and the expansion names its states by it, so the store, the
-least keys, the chosen states and the property masks are the fingerprint-ordered level's; only the edges of
-a level come in another order (the same edges, each source's in action order).
+an 80 s search). The level keeps each column's fingerprint row (`LevelStates.rank`), and the expansion names
+its states by it, so the store, the least keys, the chosen states and the property masks are the
+fingerprint-ordered level's; only the edges of a level come in another order (the same edges, each source's
+in action order).
 
 Chunks are sized from the budget's `chunk` share and the most successor candidates per state seen so far,
 in whole kernel chunks (`kernel.chunk`), whose order the kernel's candidate lists follow. Edges are given
@@ -229,22 +229,20 @@ class LevelExpander:
                     continue
                 t0 = time.perf_counter()
                 prow, pact = split_key(kmin, A)
+                copied = None  # the order the new states are copied in, where not fingerprint order
+                column, acts, known_new = (prow - a if a else prow), pact, new_fps
                 if single and self.parent_order:
-                    column = prow
                     if rank is not None:  # the parents' columns in the frontier
-                        column = np.empty(n, dtype=np.int64)
-                        column[rank] = np.arange(n)
-                        column = column[prow]
+                        where = np.empty(n, dtype=np.int64)
+                        where[rank] = np.arange(n)
+                        column = where[prow]
                     copied, column = sort_order(column)  # stable: a parent's new states in fingerprint order
-                    new_cols, _, newP = kernel.successors_cols(cols, column.view(np.int64), pact[copied],
-                                                               known_fps=new_fps[copied])
-                    timing["materialise"] += time.perf_counter() - t0
-                    whole = (new_fps, prow, pact, new_cols, newP, copied)
-                    continue
-                new_cols, _, newP = kernel.successors_cols(cols, prow - a if a else prow, pact, known_fps=new_fps)
+                    column, acts, known_new = column.view(np.int64), pact[copied], new_fps[copied]
+                new_cols, _, newP = kernel.successors_cols(cols, column, acts, known_fps=known_new)
+                del column, acts, known_new
                 timing["materialise"] += time.perf_counter() - t0
                 if single:
-                    whole = (new_fps, prow, pact, new_cols, newP, None)
+                    whole = (new_fps, prow, pact, new_cols, newP, copied)
                     continue
                 got, masks = check(new_cols, new_fps, new_fps)
                 violated = got or violated
