@@ -7,7 +7,9 @@ huge pages on each one (madvise), which makes the kernel compact memory to find 
 was 75 s of system time in a 186 s run (benchmarks/RESULTS.md, "The time after the search", 2026-11-29).
 
 Inside `reused_memory()`, malloc serves every size from its heap and keeps what is freed for the next
-array (M_MMAP_MAX 0; only more than 2 GiB free at the heap's top is trimmed), and numpy stops the
+array (M_MMAP_MAX 0; only more than 2 GiB free at the heap's top is trimmed), every thread allocates from
+that one heap (M_ARENA_MAX 1: a thread's own arena would keep what it frees from the others, and the
+vector engine maps edge targets in a thread of its own, `vector/targets.py`), and numpy stops the
 huge-page advice. On the way out the defaults are restored and `malloc_trim` gives the free memory back.
 `release()` does the same mid-way: between the search and judging, so that the process's peak is the
 larger of the two, not their sum. Elsewhere than glibc (or numpy without the toggle) each part is a no-op:
@@ -22,7 +24,9 @@ from contextlib import contextmanager
 # mallopt parameters (glibc's malloc.h)
 M_TRIM_THRESHOLD = -1
 M_MMAP_MAX = -4
+M_ARENA_MAX = -8
 DEFAULT_MMAP_MAX = 65536
+DEFAULT_ARENA_MAX = 0  # glibc's default: up to eight arenas a core, made as threads contend
 DEFAULT_TRIM_THRESHOLD = 128 * 1024
 NEVER_TRIM = 2**31 - 1  # mallopt takes an int: up to 2 GiB free at the heap's top stays
 
@@ -70,11 +74,13 @@ def reused_memory():
     if _LIBC is not None:
         _LIBC.mallopt(M_MMAP_MAX, 0)
         _LIBC.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM)
+        _LIBC.mallopt(M_ARENA_MAX, 1)
     try:
         yield
     finally:
         if _LIBC is not None:
             _LIBC.mallopt(M_MMAP_MAX, DEFAULT_MMAP_MAX)
+            _LIBC.mallopt(M_ARENA_MAX, DEFAULT_ARENA_MAX)
             _LIBC.mallopt(M_TRIM_THRESHOLD, DEFAULT_TRIM_THRESHOLD)
             _LIBC.malloc_trim(0)
         if toggle is not None:

@@ -21,7 +21,7 @@ from txncheck.checker.run import check_spec
 needs_glibc = pytest.mark.skipif(allocator._LIBC is None, reason="the allocator controls are glibc's")
 
 CHILD = textwrap.dedent("""
-    import json, resource, sys
+    import json, resource, sys, threading
     import numpy as np
     from txncheck.checker import allocator
 
@@ -44,6 +44,18 @@ CHILD = textwrap.dedent("""
             faults_of_a_second_array()  # the heap grows to hold one
             out["inside"] = faults_of_a_second_array()
         out["outside"] = faults_of_a_second_array()
+    elif sys.argv[1] == "thread":
+        def fill_and_free():
+            a = np.ones(MIB_64, dtype=np.uint8)
+            del a
+        with allocator.reused_memory():
+            t = threading.Thread(target=fill_and_free)
+            t.start()
+            t.join()
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            b = np.ones(MIB_64, dtype=np.uint8)
+            out["inside"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+            del b
     else:
         before = toggle(True) if toggle is not None else None
         try:
@@ -70,6 +82,14 @@ def test_freed_memory_is_reused_inside_the_block_and_given_back_outside():
     assert got["inside"] < got["pages"] // 100
     # a fresh mapping each time: at least one fault per huge page, usually one per page
     assert got["outside"] >= got["huge_pages"]
+
+
+@needs_glibc
+def test_memory_a_thread_freed_is_reused_by_the_main_thread_inside_the_block():
+    """One heap for every thread (the vector engine maps edge targets in one of its own): in an arena of its
+    own, what a thread frees would stay there while the search's thread faults in pages afresh."""
+    got = child("thread")
+    assert got["inside"] < got["pages"] // 100
 
 
 def test_the_settings_are_restored_when_the_block_raises():

@@ -17,6 +17,9 @@ expanded in chunks of frontier states and the chunks' new states merged (`step.p
 the next level (`frontier.py`), the visited set (`store.py`) and the edges and property masks
 (`spill.py`) each go to files in the workdir once they outgrow their share. The outcome is the same.
 
+Without a budget, the edges' targets (fingerprints as the expansion finds them) are mapped to store indices
+level by level in a thread beside the search (`targets.py`); under one, after the search.
+
 With a checkpoint (`checkpoint.py`), every expansion's facts are recorded once its level is checked,
 and a resumed search replays the records through the same rules and the same store, rebuilding the
 frontier from them, so it continues exactly where the killed one stood.
@@ -43,6 +46,7 @@ from .kernel import VectorKernel
 from .spill import Columns, SpillDir, mapped
 from .step import LevelExpander
 from .store import VisitedStore
+from .targets import LevelTargets
 
 _U64 = np.uint64
 
@@ -66,6 +70,10 @@ class _Search:
         self.front = LevelStates.empty(kernel)  # the frontier (its columns in fingerprint or parents' order)
         self.edges = Columns(self.spill, {"src": np.int64, "dst": _U64, "act": np.int32}, "edges") \
             if self.want_edges else None
+        # without a budget the edges' targets are mapped level by level beside the search (`targets.py`), which
+        # keeps each level's fingerprints (8 bytes a state, where the edges held in memory take 16 an edge) even
+        # once the visited set spills; under one, after the search, out of core where the edges were spilled
+        self.targets = LevelTargets() if self.want_edges and self.split is None else None
         self.masks = Columns(self.spill, {f"{part}:{n}": np.bool_ for n in self.recov for part in ("goal", "when")},
                              "masks") if self.recov else None
         self.fired = np.zeros(kernel.n_actions, dtype=np.int64)
@@ -157,6 +165,8 @@ class _Search:
         n0 = len(fps0)
         parent0, action0 = np.full(n0, -1, np.int64), np.full(n0, -1, np.int32)
         self.store.add_level(fps0, parent0, action0)
+        if self.targets is not None:
+            self.targets.level(fps0)
         found, masks = self.check_level(cols, fps0, np.arange(n0), 0)
         if self.masks is not None:
             self.masks.append(masks)
@@ -193,11 +203,15 @@ class _Search:
                 self.front = level
             if "fps" in arr:
                 self.store.add_level(arr["fps"], arr["parent"], arr["action"])
+                if self.targets is not None:
+                    self.targets.level(arr["fps"])
                 prev_start, start = start, start + len(arr["fps"])
                 if self.masks is not None:
                     self.masks.append({k: arr[k] for k in self.masks.dtypes})
             if "edge_src" in arr:
                 self.edges.append({"src": arr["edge_src"], "dst": arr["edge_dst"], "act": arr["edge_act"]})
+                if self.targets is not None:
+                    self.targets.add(i - 1, self.edges.hand_over("dst"))
             self._graph_budget()
             depth = len(self.rules.levels)  # the level this record stored (and checked)
             for kind, key in ((VIOLATION, "viol"), (WITNESS, "wit")):
@@ -241,9 +255,11 @@ class _Search:
                 self.chunks += got.chunks
                 found = got.deadlocked
                 edges = (edges0, self.edges.length) if self.want_edges else None
-                if at_limit:
+                if at_limit:  # its edges lead to stored states only: the search may be complete
                     rules.advance(got.new, found, limit=True)
                     self._record(mark, got.new, found, limit=True, edges=edges)
+                    if self.targets is not None:
+                        self.targets.add(depth, self.edges.hand_over("dst"))
                     break
                 level = None
                 self.front.close()
@@ -251,6 +267,8 @@ class _Search:
                     t0 = time.perf_counter()
                     level = (got.fps, got.parents + base, got.actions)
                     store.add_level(*level)
+                    if self.targets is not None:
+                        self.targets.level(got.fps)
                     self.timing["store"] += time.perf_counter() - t0
                     found = got.violated or found
                     self.front = got.states
@@ -262,6 +280,8 @@ class _Search:
                 rules.advance(got.new, found)
                 safe = (store.count, len(rules.levels))
                 self._record(mark, got.new, found, level=level, states=(level_start, store.count), edges=edges)
+                if self.targets is not None:
+                    self.targets.add(depth, self.edges.hand_over("dst"))  # all stored now: level depth + 1 is
                 del level, got
                 if not rules.finished:  # the last line is the outcome's
                     self.progress.level(rules.levels, self.generated, self.spill.written,
@@ -278,6 +298,8 @@ class _Search:
             for c in (self.edges, self.masks):
                 if c is not None:
                     c.clear()
+            if self.targets is not None:
+                self.targets.close()
             return count
         return store.count
 
@@ -313,6 +335,15 @@ class _Search:
         self.edges.drop("dst")
         return self.edges.take("src", sdt), dst, self.edges.take("act")
 
+    def _mapped_targets(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges as `_edge_targets` gives them, their targets mapped beside the search (`targets.py`)."""
+        sdt = index_dtype(n)
+        dst = self.targets.result(sdt)
+        self.targets.close()
+        if len(dst) != self.edges.length:
+            raise RuntimeError(f"internal error: {len(dst):,} edge targets mapped for {self.edges.length:,} edges")
+        return self.edges.take("src", sdt), dst, self.edges.take("act")
+
     def outcome(self, count: int, start: float, t_compile: float) -> SearchOutcome:
         store, kernel, rules = self.store, self.kernel, self.rules
         self.search_peak = peak_rss()
@@ -329,8 +360,9 @@ class _Search:
         edge_bytes = 0
         if self.want_edges and rules.complete:
             t0 = time.perf_counter()
+            # beside the search, most are mapped already: the line says what is waited for
             self.progress.step(f"mapping {self.edges.length:,} edges' targets to state indices")
-            edges = self._edge_targets(fps)
+            edges = self._mapped_targets(n) if self.targets is not None else self._edge_targets(fps)
             edge_bytes = sum(a.nbytes for a in edges)
             self.timing["edge_targets"] = time.perf_counter() - t0
         elif self.want_edges:
@@ -338,6 +370,8 @@ class _Search:
             # run stopped at a limit, mapping them would take seconds and the memory of a copy)
             edge_bytes = self.edges.length * sum(dt.itemsize for dt in self.edges.dtypes.values())
             self.edges.clear()
+            if self.targets is not None:
+                self.targets.close()
         masks = self.masks.arrays() if self.masks is not None else {}
         spilled = self.spill.written
         store.close()
@@ -388,6 +422,8 @@ def explore(model: GroundModel, options: ExploreOptions, kernel: VectorKernel | 
             s.timing["checkpoint"] += time.perf_counter() - t0
         return s.outcome(count, start, t_compile)  # closes the spill directory itself
     except BaseException:
+        if s.targets is not None:
+            s.targets.close()
         s.front.close()
         s.store.close()
         s.spill.close()  # spilled files go with the failed run (a full disk, a signal, an error)

@@ -170,6 +170,7 @@ class Columns:
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.dtypes}
         self.files: dict[str, str] | None = None
         self.length = 0
+        self.handed = {k: 0 for k in self.dtypes}  # entries of each column given away by `hand_over`
 
     def append(self, arrays: dict[str, np.ndarray]) -> None:
         n = {len(arrays[k]) for k in self.dtypes}
@@ -195,6 +196,7 @@ class Columns:
 
     def spill(self) -> None:
         """Write what is in memory to the files; every later piece goes there directly."""
+        self._whole()
         if self.files is None:
             self.files = {k: self.spill_dir.new(f"{self.stem}-{i}") for i, k in enumerate(self.dtypes)}
         for k, parts in self.parts.items():
@@ -208,7 +210,9 @@ class Columns:
             return {k: read_rows(self.files[k], dt, start, stop) for k, dt in self.dtypes.items()}
         out = {}
         for k, dt in self.dtypes.items():
-            got, at = [], 0
+            got, at = [], self.handed[k]
+            if start < at:
+                raise ValueError(f"entries from {start:,} of column {k} were handed over")
             for a in self.parts[k]:
                 lo, hi = max(start - at, 0), min(stop - at, len(a))
                 if lo < hi:
@@ -219,6 +223,7 @@ class Columns:
 
     def blocks(self, name: str, size: int):
         """Column `name` in order, at most `size` entries at a time: views of its parts, or reads of its file."""
+        self._whole(name)
         if self.files is not None:
             for a in range(0, self.length, size):
                 yield read_rows(self.files[name], self.dtypes[name], a, min(a + size, self.length))
@@ -226,6 +231,15 @@ class Columns:
         for part in self.parts[name]:
             for a in range(0, len(part), size):
                 yield part[a:a + size]
+
+    def hand_over(self, name: str) -> list[np.ndarray]:
+        """The parts of column `name` (never spilled) appended since the last call, let go here: whoever takes
+        them keeps them. `slice` then reads later entries only; the column is never read whole again."""
+        if self.files is not None:
+            raise ValueError(f"column {name} is in a file: its parts cannot be handed over")
+        parts, self.parts[name] = self.parts[name], []
+        self.handed[name] += sum(len(a) for a in parts)
+        return parts
 
     def drop(self, name: str) -> None:
         """Let go of column `name`'s parts in memory (of columns never spilled, read for the last time)."""
@@ -236,15 +250,22 @@ class Columns:
         values fit), its parts let go so that it is not held twice; the column is empty afterwards."""
         if self.files is not None:
             raise ValueError(f"column {name} is in a file: map it with arrays()")
+        self._whole(name)
         parts, self.parts[name] = self.parts[name], []
         return join(parts, dtype if dtype is not None else self.dtypes[name])
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every column whole: concatenated in memory, or (once spilled) its file memory-mapped."""
+        self._whole()
         if self.files is None:
             return {k: join(p, self.dtypes[k]) for k, p in self.parts.items()}
         self.spill()
         return {k: mapped(self.files[k], dt, self.length) for k, dt in self.dtypes.items()}
+
+    def _whole(self, *names: str) -> None:
+        for k in names or tuple(self.dtypes):
+            if self.handed[k]:
+                raise ValueError(f"column {k} was handed over: it is not held whole")
 
     def clear(self) -> None:
         self.parts = {k: [] for k in self.dtypes}
@@ -253,3 +274,4 @@ class Columns:
                 self.spill_dir.remove(path)
         self.files = None
         self.length = 0
+        self.handed = {k: 0 for k in self.dtypes}
