@@ -215,8 +215,9 @@ def _keys(labels: np.ndarray, G: int, groups: np.ndarray) -> np.ndarray:
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
           graph=None, inits: InitialStates | None = None) -> Lasso | None:
     """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
-    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s), `inits` the model's initial
-    states, if the caller has them already."""
+    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s, which `judge` builds on its
+    first `reach`: only where there is a fair cycle), `inits` the model's initial states, if the caller has them
+    already."""
     prop = next(p for p in model.properties if p.name == name)
     groups = groups if groups is not None else fairness_groups(model)
     n = outcome.distinct
@@ -224,6 +225,8 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     allowed = ~goal
     gr = LiveGraph.of(outcome, groups, allowed)  # on nightly about half the edges leave a goal state
     fair, comp = fair_states(gr, allowed)
+    if not fair.any():
+        return None  # no fair cycle, so no fair behaviour that never meets the goal: no edges by destination needed
     graph = graph if graph is not None else ReverseGraph.of(outcome)
     bad = graph.reach(fair, states=allowed)  # through goal-less states only
     if prop.kind == EVENTUALLY:

@@ -83,12 +83,16 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
     selected = selected_properties(model, options)
     variant = model.spec.variant
     expected = set(model.spec.variant_named(variant).breaks) if variant else set()
-    outcomes, traces = [], {}
+    traces = {}
     unjudged: dict[str, str] = {}  # property -> why it could not be judged within --memory-budget
     groups = starts = None  # built once, on the first property or trace that needs them
     graph = JudgingGraph(outcome, options.memory_budget, options.workdir)  # likewise; out of core under a budget
     progress = Progress(options, engine)
-    on_graph = [p.name for p in selected if _judged_on_graph(p, outcome)]
+    # the fair-cycle properties first: their graph and the edges by destination (which the recoverable ones
+    # read, and a fair-cycle property only where it has a fair cycle) are then not held at once
+    order = sorted(selected, key=lambda p: p.kind not in (EVENTUALLY, LEADS_TO))
+    on_graph = [p.name for p in order if _judged_on_graph(p, outcome)]
+    done: dict[str, PropertyOutcome] = {}
 
     def initial_states() -> InitialStates:
         nonlocal starts
@@ -104,7 +108,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
         return tr
 
     try:
-        for p in selected:
+        for p in order:
             doc = p.prop.doc
             if p.kind == ALWAYS:
                 if p.name in outcome.violations:
@@ -124,7 +128,7 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                         bad = outcome.unrecoverable[p.name]
                     else:
                         _judging(progress, p, on_graph, t0)
-                        bad = recoverable.check(model, outcome, p.name, graph.get())
+                        bad = recoverable.check(model, outcome, p.name, graph)
                     if bad is None:
                         po = PropertyOutcome(p.name, p.kind, "holds", doc)
                     else:
@@ -140,8 +144,8 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                         lasso = _lasso(model, outcome, p.name, groups, graph, options, initial_states)
                     except live.GraphTooLarge as err:  # unknown, not a refusal: the others keep their outcomes
                         unjudged[p.name] = str(err)
-                        outcomes.append(replace(PropertyOutcome(p.name, p.kind, "unknown", doc),
-                                                expected_to_break=p.name in expected))
+                        done[p.name] = replace(PropertyOutcome(p.name, p.kind, "unknown", doc),
+                                               expected_to_break=p.name in expected)
                         continue
                     if lasso is None:
                         po = PropertyOutcome(p.name, p.kind, "holds", doc)
@@ -154,9 +158,11 @@ def judge(model: GroundModel, outcome: SearchOutcome, options: ExploreOptions, e
                     po = PropertyOutcome(p.name, p.kind, "unknown", doc)
             else:  # pragma: no cover
                 continue
-            outcomes.append(replace(po, expected_to_break=p.name in expected))
+            done[p.name] = replace(po, expected_to_break=p.name in expected)
     finally:
         graph.close()
+    outcomes = [done[p.name] for p in selected if p.name in done]  # in the spec's order, as are the traces
+    traces = {p.name: traces[p.name] for p in selected if p.name in traces}
     if on_graph:
         progress.step(f"judged every property in {time.perf_counter() - t0:,.1f} s ({len(on_graph)} on the state graph)")
     deadlock = None
@@ -224,7 +230,7 @@ def _lasso(model, outcome, name, groups, graph, options, initial_states):
     if live.out_of_core(outcome, options.memory_budget):
         return live.check(model, outcome, name, groups, initial_states(), graph.spill_dir(),
                           split_budget(options.memory_budget).judging)
-    return liveness.check(model, outcome, name, groups, graph.get(), initial_states())
+    return liveness.check(model, outcome, name, groups, graph, initial_states())
 
 
 def trace_path(name: str) -> str:

@@ -140,10 +140,16 @@ def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, sp
     from txncheck.checker.outcome import ExploreOptions
     from txncheck.checker.run import check
     from txncheck.spec.request import ModelRequest
-    monkeypatch.setattr(live, "EDGE_BYTES", 0)  # a budget of bytes: judged out of core however small the part
+    # a budget of bytes: judged out of core (the restricted graph) and never refused however small the part; the
+    # estimate at zero alone would also make the whole graph seem to fit, and judge it in memory
+    monkeypatch.setattr(live, "EDGE_BYTES", 0)
     monkeypatch.setattr(live, "STATE_BYTES", 0)
     monkeypatch.setattr(live, "PAIR_BYTES", 0)
     monkeypatch.setattr(live, "FIXED_BYTES", 0)
+    judged_out_of_core = []
+    monkeypatch.setattr(live, "out_of_core", lambda outcome, budget: budget is not None and outcome.edges is not None)
+    plain_check = live.check
+    monkeypatch.setattr(live, "check", lambda *a, **k: judged_out_of_core.append(a[2]) or plain_check(*a, **k))
     request = ModelRequest.of(spec, "tiny", {}, variant)
     options = ExploreOptions(stop_on_violation=False)
     plain = check(request, "vector", options)
@@ -151,6 +157,8 @@ def test_the_liveness_specs_judge_the_same_out_of_core(tmp_path, monkeypatch, sp
     assert spilled.properties == plain.properties and spilled.verdict == plain.verdict
     assert {k: t.to_json() for k, t in spilled.traces.items()} == {k: t.to_json() for k, t in plain.traces.items()}
     assert spilled.stats["judge_spilled_bytes"] > 0 and os.listdir(tmp_path / "spill") == []
+    model = request.ground()
+    assert judged_out_of_core == [p.name for p in model.properties if p.kind in ("eventually", "leads_to")]
 
 
 def test_a_restricted_graph_beyond_the_budget_leaves_its_property_unknown_with_exit_3(tmp_path, txncheck_main):

@@ -370,9 +370,9 @@ def test_progress_names_each_step_after_the_search(tmp_path, capsys, engine):
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith(f"progress [{engine}]: ")]
     steps = [line.split(": ", 1)[1].split(";")[0] for line in err]
     judging = [s for s in steps if s.startswith("judg")]
-    assert [s.rsplit(", ", 1)[0] for s in judging[:2]] == [
-        "judging TopReachable (recoverable) on the state graph, 1 of 2",
-        "judging BackToZero (leads_to) on the state graph, 2 of 2"]
+    assert [s.rsplit(", ", 1)[0] for s in judging[:2]] == [  # the fair-cycle properties first (`run.judge`)
+        "judging BackToZero (leads_to) on the state graph, 1 of 2",
+        "judging TopReachable (recoverable) on the state graph, 2 of 2"]
     assert all(re.fullmatch(r"[0-9.,]+ s into judging", s.rsplit(", ", 1)[1]) for s in judging[:2])
     assert re.fullmatch(r"judged every property in [0-9.,]+ s \(2 on the state graph\)", judging[2])
     assert len(judging) == 3
@@ -386,6 +386,40 @@ def test_progress_names_each_step_after_the_search(tmp_path, capsys, engine):
     assert "judg" not in err and "mapping" not in err
     assert main(args + ["--continue"]) == 1  # without --progress, no line at all
     assert "progress [" not in capsys.readouterr().err
+
+
+COUNTERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "counters.py")
+
+
+@pytest.mark.parametrize("spec, config, overrides, properties, builds", [
+    (COUNTERS, None, {"k": 2, "top": 3}, ("Acknowledged",), 0),  # a leads_to property without a fair cycle
+    (COUNTERS, None, {"k": 2, "top": 3}, ("Rearmed",), 1),       # one with fair cycles (none reached: it holds)
+    (COUNTERS, None, {"k": 2, "top": 3}, None, 1),               # both and a recoverable property
+    (CLIMB, "small", {}, None, 1),                                         # a fair cycle, shared with it
+])
+def test_the_edges_by_destination_are_built_once_and_only_for_what_reads_them(spec, config, overrides, properties,
+                                                                             builds, monkeypatch):
+    """`judge` takes the fair-cycle properties first and builds the edges by destination on the first search over
+    them: never where no recoverable property is selected and no fair cycle exists, and otherwise once the
+    fair-cycle properties' graphs are let go, unless one has a fair cycle. Outcomes and traces stay in the
+    spec's order."""
+    from txncheck.checker import recoverable
+    from txncheck.checker.run import check
+    from txncheck.spec.request import ModelRequest
+
+    built = []
+    plain = recoverable.ReverseGraph.of
+    monkeypatch.setattr(recoverable.ReverseGraph, "of", staticmethod(lambda o: built.append(o) or plain(o)))
+    req = ModelRequest.of(spec, config, overrides, None)
+    got = check(req, "vector", ExploreOptions(stop_on_violation=False, properties=properties))
+    assert len(built) == builds
+    names = [p.name for p in req.ground().properties if properties is None or p.name in properties]
+    assert [p.name for p in got.properties] == names
+    assert list(got.traces) == [n for n in names if n in got.traces]
+    if spec == CLIMB:
+        assert [(p.name, p.outcome) for p in got.properties] == [
+            ("BelowTwo", "violated"), ("TopReachable", "holds"), ("BackToZero", "violated")]
+        assert list(got.traces) == ["BelowTwo", "BackToZero"]
 
 
 def test_a_property_is_never_judged_on_edges_kept_for_others():

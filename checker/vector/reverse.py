@@ -168,6 +168,10 @@ class JudgingGraph:
             self.spill = SpillDir(self.workdir)
         return self.spill
 
+    def reach(self, goal, actions=None, states=None):
+        """`ReverseGraph.reach` on the graph, built on this first call."""
+        return self.get().reach(goal, actions, states)
+
     def get(self):
         if self.graph is None:
             if self.out_of_core():
