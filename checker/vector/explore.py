@@ -210,8 +210,7 @@ class _Search:
                     self.masks.append({k: arr[k] for k in self.masks.dtypes})
             if "edge_src" in arr:
                 self.edges.append({"src": arr["edge_src"], "dst": arr["edge_dst"], "act": arr["edge_act"]})
-                if self.targets is not None:
-                    self.targets.add(i - 1, self.edges.hand_over("dst"))
+                self._map_targets(i - 1)
             self._graph_budget()
             depth = len(self.rules.levels)  # the level this record stored (and checked)
             for kind, key in ((VIOLATION, "viol"), (WITNESS, "wit")):
@@ -258,8 +257,7 @@ class _Search:
                 if at_limit:  # its edges lead to stored states only: the search may be complete
                     rules.advance(got.new, found, limit=True)
                     self._record(mark, got.new, found, limit=True, edges=edges)
-                    if self.targets is not None:
-                        self.targets.add(depth, self.edges.hand_over("dst"))
+                    self._map_targets(depth)
                     break
                 level = None
                 self.front.close()
@@ -280,8 +278,7 @@ class _Search:
                 rules.advance(got.new, found)
                 safe = (store.count, len(rules.levels))
                 self._record(mark, got.new, found, level=level, states=(level_start, store.count), edges=edges)
-                if self.targets is not None:
-                    self.targets.add(depth, self.edges.hand_over("dst"))  # all stored now: level depth + 1 is
+                self._map_targets(depth)
                 del level, got
                 if not rules.finished:  # the last line is the outcome's
                     self.progress.level(rules.levels, self.generated, self.spill.written,
@@ -334,6 +331,12 @@ class _Search:
             at += len(part)
         self.edges.drop("dst")
         return self.edges.take("src", sdt), dst, self.edges.take("act")
+
+    def _map_targets(self, source_level: int) -> None:
+        """Hand the targets of the edges just found, from `source_level`, to the mapping beside the search: every
+        one is stored by now (level source_level + 1 is)."""
+        if self.targets is not None:
+            self.targets.add(source_level, self.edges.hand_over("dst"))
 
     def _mapped_targets(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The edges as `_edge_targets` gives them, their targets mapped beside the search (`targets.py`)."""

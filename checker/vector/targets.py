@@ -44,7 +44,6 @@ class LevelTargets:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
-        self.mapped = 0
 
     def level(self, fps: np.ndarray) -> None:
         """Level len(levels) is stored: its fingerprints, ascending (kept, not copied)."""
@@ -101,7 +100,7 @@ class LevelTargets:
 
     def _map(self, d: int, levels: list[np.ndarray], starts: list[int], targets: list[np.ndarray]) -> None:
         idx = np.int32 if starts[-1] < 2**31 else np.int64
-        order = [t for t in (d + 1, d, d - 1) if 0 <= t < len(levels)] + list(range(d - 2, -1, -1))
+        order = range(min(d + 1, len(levels) - 1), -1, -1)  # the next level, its own, then further back
         for old in [k for k in self._dirs if k < d - WINDOW + 2]:
             del self._dirs[old]
         for part in targets:
@@ -120,7 +119,6 @@ class LevelTargets:
                 if len(rest):
                     raise RuntimeError(f"internal error: {len(rest):,} edge targets of level {d} are not stored")
                 self.parts.append(out)
-                self.mapped += len(out)
 
     def _find(self, t: int, u: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(position, found) of each of `q` in level `t`'s fingerprints `u`: by a directory for a level of the
