@@ -1,8 +1,7 @@
 """How long judging liveness takes after the search: `python benchmarks/liveness_bench.py [SPEC CONFIG]`.
 
-Searches once (vector engine, to the end as `--continue` does: judging needs the whole graph), sorts the
-edges by destination once (as `judge` does, shared by every property), then times each property judged on
-the state graph: `leads_to` and `eventually` (checker/liveness.py) beside `recoverable`
+Searches once (vector engine, to the end as `--continue` does: judging needs the whole graph), then times
+each property judged on the state graph, over the edges as stored (`recoverable.EdgeSweep`, as `judge` does): `leads_to` and `eventually` (checker/liveness.py) beside `recoverable`
 (checker/recoverable.py). Prints one line each. Memory is kept in the process as `check` keeps it
 (`checker/allocator.py`).
 """
@@ -33,9 +32,7 @@ def _timed(spec: str, config: str) -> None:
     if not out.complete:
         return
     groups = liveness.fairness_groups(model)
-    t = time.perf_counter()
-    graph = recoverable.ReverseGraph.of(out)
-    print(f"  edges by destination: {time.perf_counter() - t:.2f} s")
+    graph = recoverable.EdgeSweep.of(out)  # the backward searches sweep the edges as stored: nothing to build
     for p in model.properties:
         t = time.perf_counter()
         if p.kind in (EVENTUALLY, LEADS_TO):

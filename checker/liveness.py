@@ -31,7 +31,7 @@ from txncheck.spec.model import EVENTUALLY
 from .lookup import concat_ranges, contains_sorted, distinct, group_starts, occurring
 from .outcome import SearchOutcome
 from .paths import InitialStates
-from .recoverable import ReverseGraph, first_chosen, grouped_by, index_dtype
+from .recoverable import EdgeSweep, first_chosen, grouped_by, index_dtype
 
 
 @dataclass(frozen=True)
@@ -215,9 +215,9 @@ def _keys(labels: np.ndarray, G: int, groups: np.ndarray) -> np.ndarray:
 def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: FairnessGroups | None = None,
           graph=None, inits: InitialStates | None = None) -> Lasso | None:
     """The lasso that violates property `name`, or None when it holds under the spec's fairness. `graph`:
-    the outcome's edges by destination (a `ReverseGraph` or `vector/reverse.py`'s, which `judge` builds on its
-    first `reach`: only where there is a fair cycle), `inits` the model's initial states, if the caller has them
-    already."""
+    the outcome's edges to search backwards (an `EdgeSweep`, or `vector/reverse.py`'s edges by destination, which
+    `judge` builds on its first `reach`: only where there is a fair cycle), `inits` the model's initial states, if
+    the caller has them already."""
     prop = next(p for p in model.properties if p.name == name)
     groups = groups if groups is not None else fairness_groups(model)
     n = outcome.distinct
@@ -226,8 +226,8 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     gr = LiveGraph.of(outcome, groups, allowed)  # on nightly about half the edges leave a goal state
     fair, comp = fair_states(gr, allowed)
     if not fair.any():
-        return None  # no fair cycle, so no fair behaviour that never meets the goal: no edges by destination needed
-    graph = graph if graph is not None else ReverseGraph.of(outcome)
+        return None  # no fair cycle, so no fair behaviour that never meets the goal: no backward search needed
+    graph = graph if graph is not None else EdgeSweep.of(outcome)
     bad = graph.reach(fair, states=allowed)  # through goal-less states only
     if prop.kind == EVENTUALLY:
         starts = np.flatnonzero(bad[:outcome.level_sizes[0]])
@@ -248,7 +248,7 @@ def check_within(model: GroundModel, outcome: SearchOutcome, name: str, gr: Live
     reach one and the paths between them stay inside that part, and its states keep their order and
     fingerprints, so the lasso is `check`'s."""
     fair, comp = fair_states(gr, np.ones(gr.n, dtype=bool))
-    bad = ReverseGraph(gr.n, gr.src, gr.dst).reach(fair)
+    bad = EdgeSweep(gr.n, gr.src, gr.dst).reach(fair)
     starts = np.flatnonzero(sources & bad)
     if len(starts) == 0:
         return None

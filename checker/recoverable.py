@@ -1,11 +1,11 @@
 """`recoverable` properties on the stored edge graph: from every reachable state where `when`
 holds, some goal state must be reachable (using only actions whose rows lack the excluded tags).
 
-Computed by reverse reachability: a backward breadth-first search from the goal states over the
-reversed edges, in numpy (CSR by destination, `ReverseGraph`; under a memory budget the same graph
-in files, `vector/reverse.py`), then the `when` states that cannot reach a goal state are the
-violations. The Spark engine computes the same on its executors (`spark/reach.py`, over the edges
-in its store) and returns the chosen states in `SearchOutcome.unrecoverable`.
+Computed by backward reachability from the goal states over the stored edges (`EdgeSweep`, in numpy; under
+a memory budget the edges by destination in files, `vector/reverse.py`), then the `when` states that cannot
+reach a goal state are the violations. The Spark engine computes the same on its executors
+(`spark/reach.py`, over the edges in its store) and returns the chosen states in
+`SearchOutcome.unrecoverable`.
 """
 from __future__ import annotations
 
@@ -15,6 +15,17 @@ from txncheck.spec.ground_ir import GroundModel
 
 from .lookup import concat_ranges
 from .outcome import SearchOutcome
+
+# edges a sweep looks at in one step: a step sees the states the steps before it reached (on Kafka nightly
+# 2^16 took the fewest sweeps for the time: 2^14 and 2^17 were 5-10% slower, benchmarks/RESULTS.md)
+SWEEP_BLOCK = 1 << 16
+# a sweep that marks states but keeps more than this share of the edges it looked at hands them to the search by
+# destination: sweeping on would take about one sweep per step of the paths left (Kafka nightly's sweeps keep at
+# most 42% of what they look at, 19% at the first; tests/models/counters.py's `wide` keeps 99% at the first: its paths
+# to the goal go back through every level)
+SLOW_SWEEP = 0.75
+# nor do the sweeps after the first look at more than this many times the edges the first kept
+SWEEP_WORK = 3
 
 
 def index_dtype(n: int):
@@ -37,84 +48,158 @@ def grouped_by(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return m.indices.astype(index_dtype(E), copy=False), m.indptr.astype(np.int64, copy=False)
 
 
-class ReverseGraph:
-    """The stored edges by destination (CSR), sorted once per search and shared by every property judged on
-    the graph: on Kafka nightly's 88 M edges even the counting sort takes seconds."""
+def sweep_bytes(n: int, edges: int) -> int:
+    """About what `EdgeSweep.reach` holds at its peak, which is its search by destination's where it comes to
+    that (the counting sort's keys, positions and CSR, the sorted sources and actions: about four indices and
+    two bytes an edge); the row starts, their 64-bit copy and a mask per state. The sweeps alone hold the
+    kept edges, at most `SLOW_SWEEP` of them at two indices each, twice while they are gathered."""
+    idx = np.dtype(index_dtype(max(n, edges) + 1)).itemsize
+    return edges * (4 * idx + 2) + (idx + 8 + 2) * (n + 1) + SWEEP_BLOCK * 32
 
-    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray | None = None):
-        self.n = n
-        self.edges = (src, dst, act)  # the outcome's own arrays: `reach` filters by their actions
-        # 32-bit where they fit: on Kafka nightly each is 88 M entries
-        self.order, self.starts = grouped_by(dst, n)
-        self.src_sorted = src[self.order].astype(index_dtype(n), copy=False)
+
+class EdgeSweep:
+    """The stored edges, for backward reachability without sorting them by destination.
+
+    A sweep goes through the edges a block at a time and marks the source of every edge into a marked state;
+    each block sees what the blocks before it marked, so a path whose edges come in the sweep's order is
+    marked in one sweep. The first goes from the last stored edge to the first: a breadth-first search
+    stores most edges from one level to the next (Kafka nightly: 84.6% of them), so the paths forward through
+    the levels are marked at once. It keeps the edges whose source is still unmarked, and the next sweeps go
+    through those alone, in alternating directions (paths back through the levels), until a sweep marks
+    nothing: every kept edge then leads to an unmarked state, so the marked states are exactly those from
+    which a goal state is reachable. Where the paths left go against every order, sweeping on would take a
+    sweep per step: a sweep that marks states but keeps more than `SLOW_SWEEP` of the edges it looked at, or
+    sweeps that add up to `SWEEP_WORK` times what the first kept, hand the kept edges to a breadth-first search
+    by destination, which costs what sorting them costs. The first sweep keeps its edges block by block and
+    stops keeping them once they are too many, so it never holds more than that share; it then searches the
+    stored edges by destination itself."""
+
+    def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray | None = None,
+                 block: int = SWEEP_BLOCK):
+        self.n = int(n)
+        self.edges = (src, dst, act)
+        self.block = int(block)
 
     @staticmethod
-    def of(outcome: SearchOutcome) -> "ReverseGraph":
+    def of(outcome: SearchOutcome) -> "EdgeSweep":
         src, dst, act = outcome.edges
-        return ReverseGraph(outcome.distinct, src, dst, act)
+        return EdgeSweep(outcome.distinct, src, dst, act)
 
     def reach(self, goal: np.ndarray, actions: np.ndarray | None = None,
               states: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the states from which some goal state is reachable, using only the edges whose
         action `actions` marks and whose two ends `states` marks (None: all); `vector/reverse.py`'s
-        out-of-core graph answers the same question. The filters are applied to the edges the search looks
-        at, not built over every edge first: on Kafka nightly that was three passes over 88 M edges per
-        property."""
-        reach = goal.copy()
-        fresh = np.zeros(self.n, dtype=bool)
-        frontier = np.flatnonzero(reach)
-        if states is not None:
-            frontier = frontier[states[frontier]]  # no kept edge ends outside `states`; later frontiers are in it
-        starts, src, order = self.starts, self.src_sorted, self.order
-        edges = len(src)
-        act = self.edges[2]
-        while len(frontier):
-            lo = starts[frontier]
-            counts = starts[frontier + 1] - lo
-            total = int(counts.sum())
-            if total == 0:
-                break
-            if 4 * total > edges:
-                # most edges lead into the frontier (the first level, where the goal is most states): one pass
-                # over the edges from states not reached yet, in stored order, is cheaper than gathering the
-                # frontier's in-edges (on Kafka nightly LIVE-1's first level 0.5 s against 2.2). It may also take
-                # edges into states reached but not expanded yet: a search for the reachable set may.
-                preds = self._pulled(reach, actions, states)
+        out-of-core graph answers the same question."""
+        reach = np.array(goal, dtype=bool)  # a copy
+        src, dst, act = self.edges
+        E, B = len(src), self.block
+        dt = index_dtype(self.n)
+        pieces: list | None = []  # each block's edges whose source is unmarked after it
+        kept, marked = 0, 0
+        for hi in range(E, 0, -B):
+            lo = max(0, hi - B)
+            bs, bd = src[lo:hi], dst[lo:hi]
+            keep = ~reach[bs]
+            if actions is not None:
+                keep &= actions[act[lo:hi]]
+            if states is not None:
+                keep &= states[bs]
+                keep &= states[bd]
+            bs, bd = bs[keep], bd[keep]
+            marked += self._mark(reach, bs, bd)
+            if pieces is not None:
+                live = ~reach[bs]
+                kept += int(np.count_nonzero(live))
+                if kept > SLOW_SWEEP * E:
+                    pieces = None  # too many to sweep again: the first sweep only marks on
+                else:
+                    pieces.append((bs[live].astype(dt, copy=False), bd[live].astype(dt, copy=False)))
+        if pieces is None:
+            return _by_destination(reach, src, dst, self.n, act, actions, states) if marked else reach
+        s = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, dtype=dt)
+        d = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, dtype=dt)
+        del pieces  # the kept edges are compacted in place from here on
+        a, b = 0, kept
+        looked, backward = E, True  # the kept edges lie in the first sweep's order: the next goes the other way
+        work = 0
+        while marked and b > a:
+            if b - a > SLOW_SWEEP * looked or work > SWEEP_WORK * kept:
+                return _by_destination(reach, s[a:b], d[a:b], self.n)
+            looked = b - a
+            work += looked
+            marked = 0
+            if backward:  # from the last kept edge to the first, compacting towards the end
+                end = b
+                for hi in range(b, a, -B):
+                    lo = max(a, hi - B)
+                    bs, bd = s[lo:hi], d[lo:hi]
+                    marked += self._mark(reach, bs, bd)
+                    live = ~reach[bs]
+                    k = int(np.count_nonzero(live))
+                    s[end - k:end], d[end - k:end] = bs[live], bd[live]  # never past what is still to read
+                    end -= k
+                a = end
             else:
-                idx = concat_ranges(lo, counts)
-                if actions is not None:
-                    idx = idx[actions[act[order[idx]]]]
-                preds = src[idx]
-                preds = preds[~reach[preds]]
-                if states is not None:
-                    preds = preds[states[preds]]
-            fresh[preds] = True  # a scratch mask rather than np.unique: duplicates collapse without a sort
-            frontier = np.flatnonzero(fresh)
-            fresh[frontier] = False
-            reach[frontier] = True
+                at = a
+                for lo in range(a, b, B):
+                    hi = min(b, lo + B)
+                    bs, bd = s[lo:hi], d[lo:hi]
+                    marked += self._mark(reach, bs, bd)
+                    live = ~reach[bs]
+                    k = int(np.count_nonzero(live))
+                    s[at:at + k], d[at:at + k] = bs[live], bd[live]
+                    at += k
+                b = at
+            backward = not backward
         return reach
 
-    def _pulled(self, reach: np.ndarray, actions: np.ndarray | None, states: np.ndarray | None) -> np.ndarray:
-        """The sources of the kept edges from a state not in `reach` to one in it."""
-        src, dst, act = self.edges
-        keep = ~reach[src]
-        if actions is not None:
-            keep &= actions[act]
+    @staticmethod
+    def _mark(reach: np.ndarray, bs: np.ndarray, bd: np.ndarray) -> int:
+        """Marks the sources of the edges into marked states; how many edges led to one."""
+        got = bs[reach[bd]]
+        reach[got] = True
+        return len(got)
+
+
+def _by_destination(reach: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, act: np.ndarray | None = None,
+                    actions: np.ndarray | None = None, states: np.ndarray | None = None) -> np.ndarray:
+    """`reach` closed under predecessors along the edges (src, dst) whose action `actions` marks and whose two ends
+    `states` marks (None: all), by a breadth-first search over them by destination from every marked state."""
+    order, starts = grouped_by(dst, n)
+    src = src[order].astype(index_dtype(n), copy=False)  # 32-bit where it fits: on Kafka nightly 88 M entries
+    edge_act = act[order] if actions is not None else None
+    del order
+    fresh = np.zeros(n, dtype=bool)
+    frontier = np.flatnonzero(reach)
+    if states is not None:
+        frontier = frontier[states[frontier]]  # no kept edge ends outside `states`; later frontiers are in it
+    while len(frontier):
+        lo = starts[frontier]
+        counts = starts[frontier + 1] - lo
+        if not counts.any():
+            break
+        idx = concat_ranges(lo, counts)
+        if edge_act is not None:
+            idx = idx[actions[edge_act[idx]]]
+        preds = src[idx]
+        preds = preds[~reach[preds]]
         if states is not None:
-            keep &= states[src]
-            keep &= states[dst]  # `reach` holds goal states outside `states`, which no kept edge enters
-        keep &= reach[dst]
-        return src[keep]
+            preds = preds[states[preds]]
+        fresh[preds] = True  # a scratch mask rather than np.unique: duplicates collapse without a sort
+        frontier = np.flatnonzero(fresh)
+        fresh[frontier] = False
+        reach[frontier] = True
+    return reach
 
 
 def check(model: GroundModel, outcome: SearchOutcome, name: str, graph=None) -> int | None:
     """The chosen violating state (least depth, then least fingerprint), or None. `graph`: the outcome's
-    edges by destination (a `ReverseGraph`, or the out-of-core one of `vector/reverse.py`)."""
+    edges to search (an `EdgeSweep`, or the out-of-core graph of `vector/reverse.py`)."""
     prop = next(p for p in model.properties if p.name == name)
     n = outcome.distinct
     goal = outcome.goal_masks[name][:n]
     when = outcome.when_masks[name][:n]
-    graph = graph if graph is not None else ReverseGraph.of(outcome)
+    graph = graph if graph is not None else EdgeSweep.of(outcome)
     excluded = set(prop.prop.exclude_tags)
     keep_action = None
     if excluded:

@@ -1,5 +1,5 @@
 """`--memory-budget` bounds judging the `recoverable` properties too: under an operating-system cap on the
-process's data that the budgeted search fits in, judging them over the in-memory reverse graph runs out of
+process's data that the budgeted search fits in, judging them in memory (`recoverable.EdgeSweep`) runs out of
 memory (exit 3, no result), and the out-of-core reverse graph (`checker/vector/reverse.py`) completes with
 the unbudgeted run's result and traces, leaving no file behind.
 
@@ -17,7 +17,10 @@ Measured on the development machine on 2026-11-27:
   counters of 0..11, about 33 M edges): with the out-of-core graph the run completes from 275 MiB of headroom on (it
   runs out at 200 and 250); with the in-memory graph it needs 400 (it runs out at 250, 300 and 350). HEADROOM =
   325 lies between: 75 MiB above the out-of-core path's last failure, 75 below the in-memory path's first success.
-  Measured on 2026-11-29. The test used the `big` config until then; there, once the edges' targets came to be
+  Measured on 2026-11-29, and the same on 2026-12-03 once the in-memory judging became `EdgeSweep` (its paths
+  to the goal go back through every level, so the first sweep hands every edge to the search by destination,
+  which holds what the reverse graph held: it runs out at 350 and completes at 400). The test used the `big`
+  config until then; there, once the edges' targets came to be
   mapped without copies and held in 32 bits, the in-memory graph completed from 250 MiB as the out-of-core one did
   (both ran out at 200), so it no longer showed the difference.
 - `leads_to` (Rearmed, judged on the restricted graph of `checker/vector/live.py`: the not-Q states reachable
@@ -63,7 +66,7 @@ def test_judging_out_of_core_completes_a_run_that_a_memory_cap_stops_in_judging(
     assert ref_figures["code"] == 0 and ref["verdict"] == "pass" and ref["complete"]
     assert "judge_spilled_bytes" not in ref["stats"]  # without a budget the graph is built in memory
 
-    # the cap bites on judging: the budgeted search fits, the in-memory reverse graph does not
+    # the cap bites on judging: the budgeted search fits, judging in memory does not
     figures, err, capped = run(tmp_path, "capped", HEADROOM, "in-memory", *BUDGET)
     assert figures["code"] == 3 and capped is None, err
     assert "ran out of the memory bound" in err

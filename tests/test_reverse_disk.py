@@ -1,6 +1,7 @@
-"""The out-of-core reverse graph (`checker/vector/reverse.py`) against `recoverable.ReverseGraph`: on random
-graphs (hypothesis), in blocks down to one edge's worth of share, the same sources in the same order, the
-same row starts and the same reachable sets for every edge filter; its files removed when it closes; and
+"""The out-of-core reverse graph (`checker/vector/reverse.py`) on random graphs (hypothesis), in blocks down to
+one edge's worth of share: the sources and actions in the order of a stable sort by destination, the
+in-degrees' running sum as row starts, and `recoverable.EdgeSweep`'s reachable sets for every edge filter; its
+files removed when it closes; and
 the judging graph chosen by the budget. And the counting sort both are built on (`grouped_by`) against a
 stable argsort, and the Spark engine's grouping of a partition's in-edges by target (`in_edges_by_target`)
 against a loop over the edges."""
@@ -12,11 +13,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from txncheck.checker.recoverable import ReverseGraph, grouped_by
+from txncheck.checker.recoverable import EdgeSweep, grouped_by, sweep_bytes
 from txncheck.checker.resources import split_budget
 from txncheck.checker.spark.reach import in_edges_by_target
 from txncheck.checker.vector import reverse
-from txncheck.checker.vector.reverse import DiskReverseGraph, in_memory_bytes
+from txncheck.checker.vector.reverse import DiskReverseGraph
 from txncheck.checker.vector.spill import SpillDir
 
 
@@ -72,11 +73,12 @@ def test_the_out_of_core_graph_is_the_in_memory_one(tmp_path_factory, monkeypatc
     monkeypatch.setattr(reverse, "MIN_BLOCK", 1)  # blocks of a few edges: many buckets, many pieces
     work = tmp_path_factory.mktemp("rev")
     spill = SpillDir(str(work))
-    mem = ReverseGraph(n, src, dst, act)
+    order = np.argsort(dst, kind="stable")
+    mem = EdgeSweep(n, src, dst, act)
     disk = DiskReverseGraph(n, src, dst, act, spill, block * reverse.EDGE_BYTES)
-    assert np.array_equal(np.asarray(disk.src), mem.src_sorted)
-    assert np.array_equal(np.asarray(disk.act), act[mem.order])
-    assert np.array_equal(np.asarray(disk.starts), mem.starts)
+    assert np.array_equal(np.asarray(disk.src), src[order])
+    assert np.array_equal(np.asarray(disk.act), act[order])
+    assert np.array_equal(np.asarray(disk.starts), np.r_[0, np.cumsum(np.bincount(dst, minlength=n))])
     for a in (None, actions):
         for s in (None, states):
             assert np.array_equal(disk.reach(goal, a, s), mem.reach(goal, a, s))
@@ -90,7 +92,7 @@ def test_a_budget_judges_out_of_core_only_where_the_in_memory_graph_outgrows_its
         distinct = 1000
         edges = (np.zeros(5000, np.int64), np.zeros(5000, np.int64), np.zeros(5000, np.int32))
 
-    need = in_memory_bytes(1000, 5000)
+    need = sweep_bytes(1000, 5000)
     assert not reverse.JudgingGraph(Outcome, None, None).out_of_core()
     assert reverse.JudgingGraph(Outcome, 64, None).out_of_core()
     big = 4 * need

@@ -399,19 +399,20 @@ COUNTERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "c
 ])
 def test_the_edges_by_destination_are_built_once_and_only_for_what_reads_them(spec, config, overrides, properties,
                                                                              builds, monkeypatch):
-    """`judge` takes the fair-cycle properties first and builds the edges by destination on the first search over
-    them: never where no recoverable property is selected and no fair cycle exists, and otherwise once the
-    fair-cycle properties' graphs are let go, unless one has a fair cycle. Outcomes and traces stay in the
-    spec's order."""
-    from txncheck.checker import recoverable
+    """`judge` takes the fair-cycle properties first and, where its backward searches go through the edges by
+    destination (out of core under a budget), builds them on the first search: never where no recoverable
+    property is selected and no fair cycle exists, and otherwise once the fair-cycle properties' graphs are let
+    go, unless one has a fair cycle. Outcomes and traces stay in the spec's order."""
     from txncheck.checker.run import check
+    from txncheck.checker.vector import reverse
     from txncheck.spec.request import ModelRequest
 
     built = []
-    plain = recoverable.ReverseGraph.of
-    monkeypatch.setattr(recoverable.ReverseGraph, "of", staticmethod(lambda o: built.append(o) or plain(o)))
+    plain = reverse.DiskReverseGraph.__init__
+    monkeypatch.setattr(reverse.DiskReverseGraph, "__init__", lambda self, *a: built.append(a) or plain(self, *a))
+    monkeypatch.setattr(reverse.JudgingGraph, "out_of_core", lambda self: True)
     req = ModelRequest.of(spec, config, overrides, None)
-    got = check(req, "vector", ExploreOptions(stop_on_violation=False, properties=properties))
+    got = check(req, "vector", ExploreOptions(stop_on_violation=False, properties=properties, memory_budget=1 << 30))
     assert len(built) == builds
     names = [p.name for p in req.ground().properties if properties is None or p.name in properties]
     assert [p.name for p in got.properties] == names

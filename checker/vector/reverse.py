@@ -1,26 +1,26 @@
-"""The stored edges by destination, built and searched out of core: `recoverable.ReverseGraph` within a
-memory share, for judging graph properties under `--memory-budget`.
+"""The stored edges by destination, built and searched out of core within a memory share, for judging graph
+properties under `--memory-budget` where `recoverable.EdgeSweep` would outgrow it.
 
 Building is a distribution sort in three sequential passes over the (memory-mapped) edges, a block at a
 time: the in-degree of every state; each edge appended to the bucket file of its destination's range of
 states (ranges cut so that a bucket's edges fit the share); each bucket read back, sorted by destination
 (stable) and appended to the reverse CSR's files (sources and actions by destination; the row starts
 are the in-degrees' running sum). Blocks are read in edge order and every sort is stable, so the sources
-come out in exactly `ReverseGraph`'s order. The search's sorted-run merge does not fit here: its runs
+come out in the order of a stable sort by destination (`recoverable.grouped_by`). The search's sorted-run merge does not fit here: its runs
 are keyed by distinct fingerprints, while many edges share a destination, and destinations are dense
 state indices, which a distribution by range sorts in one pass.
 
 The backward breadth-first search reads the CSR files through read-only memory maps (their pages are the
 page cache's, not the process's private memory), a piece of the frontier at a time so that the edges
 gathered at once fit the share; per state it holds a few boolean masks and the frontier. Its result is
-the set `ReverseGraph.reach` computes.
+the set `EdgeSweep.reach` computes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..lookup import concat_ranges
-from ..recoverable import ReverseGraph, index_dtype
+from ..recoverable import EdgeSweep, index_dtype, sweep_bytes
 from ..resources import split_budget
 from .spill import SpillDir, mapped
 
@@ -35,17 +35,9 @@ def edge_block(share: int) -> int:
     return max(MIN_BLOCK, int(share) // EDGE_BYTES)
 
 
-def in_memory_bytes(n: int, edges: int) -> int:
-    """About what `recoverable.ReverseGraph` holds at its peak: the counting sort's keys and positions, the
-    CSR's indices and its one-byte entries twice, the sorted sources (an index each); scipy's row starts
-    and their 64-bit copy."""
-    idx = np.dtype(index_dtype(max(n, edges))).itemsize
-    return edges * (4 * idx + 2) + (idx + 8) * (n + 1)
-
-
 class DiskReverseGraph:
-    """`ReverseGraph` in files under `spill` (removed when it closes), built and searched within `share` bytes
-    besides a few bytes per state."""
+    """The edges by destination in files under `spill` (removed when it closes), built and searched within
+    `share` bytes besides a few bytes per state."""
 
     def __init__(self, n: int, src: np.ndarray, dst: np.ndarray, act: np.ndarray, spill: SpillDir, share: int):
         self.n = int(n)
@@ -148,9 +140,9 @@ class DiskReverseGraph:
 
 
 class JudgingGraph:
-    """An outcome's edges by destination for judging its graph properties, built on first use and shared by
-    them: `ReverseGraph` in memory, or `DiskReverseGraph` when a memory budget is set and the in-memory
-    graph would outgrow judging's share of it (`resources.BudgetSplit.judging`); `close` removes its files."""
+    """An outcome's edges for the backward searches of judging its graph properties, made on first use and
+    shared by them: `EdgeSweep` over the edges as stored, or `DiskReverseGraph` when a memory budget is set and
+    the sweep could outgrow judging's share of it (`resources.BudgetSplit.judging`); `close` removes its files."""
 
     def __init__(self, outcome, budget: int | None, workdir: str | None):
         self.outcome, self.budget, self.workdir = outcome, budget, workdir
@@ -160,7 +152,7 @@ class JudgingGraph:
     def out_of_core(self) -> bool:
         if self.budget is None or self.outcome.edges is None:
             return False
-        return in_memory_bytes(self.outcome.distinct, len(self.outcome.edges[1])) > split_budget(self.budget).judging
+        return sweep_bytes(self.outcome.distinct, len(self.outcome.edges[1])) > split_budget(self.budget).judging
 
     def spill_dir(self) -> SpillDir:
         """Where judging's files go (the run's workdir, or a temporary directory), removed by `close`."""
@@ -169,7 +161,7 @@ class JudgingGraph:
         return self.spill
 
     def reach(self, goal, actions=None, states=None):
-        """`ReverseGraph.reach` on the graph, built on this first call."""
+        """`EdgeSweep.reach` on the graph, made on this first call."""
         return self.get().reach(goal, actions, states)
 
     def get(self):
@@ -179,7 +171,7 @@ class JudgingGraph:
                 self.graph = DiskReverseGraph(self.outcome.distinct, src, dst, act, self.spill_dir(),
                                               split_budget(self.budget).judging)
             else:
-                self.graph = ReverseGraph.of(self.outcome)
+                self.graph = EdgeSweep.of(self.outcome)
         return self.graph
 
     @property
