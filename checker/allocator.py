@@ -7,13 +7,16 @@ huge pages on each one (madvise), which makes the kernel compact memory to find 
 was 75 s of system time in a 186 s run (benchmarks/RESULTS.md, "The time after the search", 2026-11-29).
 
 Inside `reused_memory()`, malloc serves every size from its heap and keeps what is freed for the next
-array (M_MMAP_MAX 0; only more than 2 GiB free at the heap's top is trimmed), every thread allocates from
-that one heap (M_ARENA_MAX 1: a thread's own arena would keep what it frees from the others, and the
-vector engine maps edge targets in a thread of its own, `vector/targets.py`), and numpy stops the
-huge-page advice. On the way out the defaults are restored and `malloc_trim` gives the free memory back.
-`release()` does the same mid-way: between the search and judging, so that the process's peak is the
-larger of the two, not their sum. Elsewhere than glibc (or numpy without the toggle) each part is a no-op:
-only speed depends on it.
+array (M_MMAP_MAX 0, and no trimming of the heap's top: a threshold of 2 GiB, the most mallopt's int takes,
+gave Kafka nightly's freed search arrays back as the search ended, and judging faulted 3 GiB in afresh),
+every thread allocates from that one heap (M_ARENA_MAX 1: a thread's own arena would keep what it frees
+from the others, and the vector engine maps edge targets in a thread of its own, `vector/targets.py`), and
+numpy stops the huge-page advice. On the way out the defaults are restored and `malloc_trim` gives the free
+memory back. So judging reuses the pages the search freed: on nightly it took 11.2-11.5 s against
+20.3-20.7 with them given back, with the same peak (benchmarks/RESULTS.md, "Judging on the search's
+pages"). `release()` gives them back mid-way; `run.check` calls it between the search and judging under a
+memory budget only, where pages kept but not reused would count against the budget. Elsewhere than glibc
+(or numpy without the toggle) each part is a no-op: only speed depends on it.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ M_ARENA_MAX = -8
 DEFAULT_MMAP_MAX = 65536
 DEFAULT_ARENA_MAX = 0  # glibc's default: up to eight arenas a core, made as threads contend
 DEFAULT_TRIM_THRESHOLD = 128 * 1024
-NEVER_TRIM = 2**31 - 1  # mallopt takes an int: up to 2 GiB free at the heap's top stays
+NEVER_TRIM = -1  # mallopt's M_TRIM_THRESHOLD: -1 turns trimming off
 
 
 def _glibc():

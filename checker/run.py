@@ -65,7 +65,8 @@ def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreO
             raise breach.error(model)
     with allocator.reused_memory():
         outcome = engines.explore(chosen, request, model, opts, settings)
-        allocator.release()  # judging's peak then stands alone, not on top of what the search freed
+        if opts.memory_budget is not None:
+            allocator.release()  # pages judging might not reuse would count against the budget (allocator.py)
         return judge(model, outcome, opts, engine)
 
 

@@ -1,5 +1,6 @@
 """`checker/allocator.py`: inside `reused_memory()` an array freed and allocated again reuses pages the process
-already has (no page faults), outside it every large array is mapped afresh; the allocator and numpy's
+already has (no page faults), even what is freed at the heap's top beyond the largest trim threshold mallopt
+could set; outside it every large array is mapped afresh; the allocator and numpy's
 huge-page advice are as they were after the block, even when it raises; and a check gives the same result
 in it as out of it.
 
@@ -44,6 +45,19 @@ CHILD = textwrap.dedent("""
             faults_of_a_second_array()  # the heap grows to hold one
             out["inside"] = faults_of_a_second_array()
         out["outside"] = faults_of_a_second_array()
+    elif sys.argv[1] == "top":
+        # 2.25 GiB freed at the heap's top, never touched (np.empty: no page is faulted in), so only the data
+        # segment's size shows whether malloc trimmed it
+        def vm_data():
+            return next(int(l.split()[1]) << 10 for l in open("/proc/self/status") if l.startswith("VmData:"))
+        size = 9 << 28
+        with allocator.reused_memory():
+            a = np.empty(size, dtype=np.uint8)
+            held = vm_data()
+            del a
+            out["inside"] = held - vm_data()
+        out["after"] = held - vm_data()
+        out["size"] = size
     elif sys.argv[1] == "thread":
         def fill_and_free():
             a = np.ones(MIB_64, dtype=np.uint8)
@@ -82,6 +96,30 @@ def test_freed_memory_is_reused_inside_the_block_and_given_back_outside():
     assert got["inside"] < got["pages"] // 100
     # a fresh mapping each time: at least one fault per huge page, usually one per page
     assert got["outside"] >= got["huge_pages"]
+
+
+@needs_glibc
+def test_the_heap_keeps_what_is_freed_at_its_top_however_large_until_the_block_ends():
+    """No trimming inside the block: Kafka nightly's search frees more than 2 GiB (the largest threshold
+    mallopt's int could set) at the heap's top as it ends, which judging then reuses; on the way out it
+    goes back to the OS."""
+    got = child("top")
+    assert got["inside"] < got["size"] // 100
+    assert got["after"] >= got["size"] * 9 // 10
+
+
+def test_the_search_gives_its_pages_back_before_judging_under_a_memory_budget_only(monkeypatch):
+    """Without a budget judging reuses the pages the search freed; under one, pages kept but not reused would
+    count against it, so they go back first."""
+    from txncheck.checker import run
+    from txncheck.checker.outcome import ExploreOptions
+
+    calls = []
+    monkeypatch.setattr(run.allocator, "release", lambda: calls.append(1))
+    for budget, expected in ((None, []), (64, [1])):
+        calls.clear()
+        got = check_spec("twophase", "tiny", options=ExploreOptions(stop_on_violation=False, memory_budget=budget))
+        assert got.verdict == "pass" and calls == expected
 
 
 @needs_glibc
