@@ -105,15 +105,14 @@ class EdgeSweep:
             if states is not None:
                 keep &= states[bs]
                 keep &= states[bd]
-            bs, bd = bs[keep], bd[keep]
-            marked += self._mark(reach, bs, bd)
+            got, ls, ld = _step(reach, bs[keep], bd[keep])
+            marked += got
             if pieces is not None:
-                live = ~reach[bs]
-                kept += int(np.count_nonzero(live))
+                kept += len(ls)
                 if kept > SLOW_SWEEP * E:
                     pieces = None  # too many to sweep again: the first sweep only marks on
                 else:
-                    pieces.append((bs[live].astype(dt, copy=False), bd[live].astype(dt, copy=False)))
+                    pieces.append((ls.astype(dt, copy=False), ld.astype(dt, copy=False)))
         if pieces is None:
             return _by_destination(reach, src, dst, self.n, act, actions, states) if marked else reach
         s = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, dtype=dt)
@@ -132,33 +131,30 @@ class EdgeSweep:
                 end = b
                 for hi in range(b, a, -B):
                     lo = max(a, hi - B)
-                    bs, bd = s[lo:hi], d[lo:hi]
-                    marked += self._mark(reach, bs, bd)
-                    live = ~reach[bs]
-                    k = int(np.count_nonzero(live))
-                    s[end - k:end], d[end - k:end] = bs[live], bd[live]  # never past what is still to read
-                    end -= k
+                    got, ls, ld = _step(reach, s[lo:hi], d[lo:hi])
+                    marked += got
+                    s[end - len(ls):end], d[end - len(ls):end] = ls, ld  # never past what is still to read
+                    end -= len(ls)
                 a = end
             else:
                 at = a
                 for lo in range(a, b, B):
-                    hi = min(b, lo + B)
-                    bs, bd = s[lo:hi], d[lo:hi]
-                    marked += self._mark(reach, bs, bd)
-                    live = ~reach[bs]
-                    k = int(np.count_nonzero(live))
-                    s[at:at + k], d[at:at + k] = bs[live], bd[live]
-                    at += k
+                    got, ls, ld = _step(reach, s[lo:min(b, lo + B)], d[lo:min(b, lo + B)])
+                    marked += got
+                    s[at:at + len(ls)], d[at:at + len(ls)] = ls, ld
+                    at += len(ls)
                 b = at
             backward = not backward
         return reach
 
-    @staticmethod
-    def _mark(reach: np.ndarray, bs: np.ndarray, bd: np.ndarray) -> int:
-        """Marks the sources of the edges into marked states; how many edges led to one."""
-        got = bs[reach[bd]]
-        reach[got] = True
-        return len(got)
+
+def _step(reach: np.ndarray, src: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """A sweep's step over a block of edges: marks the source of every edge into a marked state; (how many edges
+    led to one, the sources and destinations of the edges whose source is still unmarked: copies)."""
+    got = src[reach[dst]]
+    reach[got] = True
+    live = ~reach[src]
+    return len(got), src[live], dst[live]
 
 
 def _by_destination(reach: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, act: np.ndarray | None = None,
