@@ -105,14 +105,16 @@ class EdgeSweep:
             if states is not None:
                 keep &= states[bs]
                 keep &= states[bd]
+            if pieces is None:  # too many kept already: this sweep only marks on
+                marked += _mark(reach, bs[keep], bd[keep])
+                continue
             got, ls, ld = _step(reach, bs[keep], bd[keep])
             marked += got
-            if pieces is not None:
-                kept += len(ls)
-                if kept > SLOW_SWEEP * E:
-                    pieces = None  # too many to sweep again: the first sweep only marks on
-                else:
-                    pieces.append((ls.astype(dt, copy=False), ld.astype(dt, copy=False)))
+            kept += len(ls)
+            if kept > SLOW_SWEEP * E:
+                pieces = None  # too many to sweep again: the search by destination takes them
+            else:
+                pieces.append((ls.astype(dt, copy=False), ld.astype(dt, copy=False)))
         if pieces is None:
             return _by_destination(reach, src, dst, self.n, act, actions, states) if marked else reach
         s = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, dtype=dt)
@@ -139,7 +141,8 @@ class EdgeSweep:
             else:
                 at = a
                 for lo in range(a, b, B):
-                    got, ls, ld = _step(reach, s[lo:min(b, lo + B)], d[lo:min(b, lo + B)])
+                    hi = min(b, lo + B)
+                    got, ls, ld = _step(reach, s[lo:hi], d[lo:hi])
                     marked += got
                     s[at:at + len(ls)], d[at:at + len(ls)] = ls, ld
                     at += len(ls)
@@ -148,13 +151,19 @@ class EdgeSweep:
         return reach
 
 
-def _step(reach: np.ndarray, src: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """A sweep's step over a block of edges: marks the source of every edge into a marked state; (how many edges
-    led to one, the sources and destinations of the edges whose source is still unmarked: copies)."""
+def _mark(reach: np.ndarray, src: np.ndarray, dst: np.ndarray) -> int:
+    """Marks the source of every edge into a marked state; how many edges led to one."""
     got = src[reach[dst]]
     reach[got] = True
+    return len(got)
+
+
+def _step(reach: np.ndarray, src: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """A sweep's step over a block of edges: `_mark`, and the sources and destinations of the edges whose source
+    is still unmarked (copies)."""
+    got = _mark(reach, src, dst)
     live = ~reach[src]
-    return len(got), src[live], dst[live]
+    return got, src[live], dst[live]
 
 
 def _by_destination(reach: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, act: np.ndarray | None = None,

@@ -6,9 +6,9 @@ time: the in-degree of every state; each edge appended to the bucket file of its
 states (ranges cut so that a bucket's edges fit the share); each bucket read back, sorted by destination
 (stable) and appended to the reverse CSR's files (sources and actions by destination; the row starts
 are the in-degrees' running sum). Blocks are read in edge order and every sort is stable, so the sources
-come out in the order of a stable sort by destination (`recoverable.grouped_by`). The search's sorted-run merge does not fit here: its runs
-are keyed by distinct fingerprints, while many edges share a destination, and destinations are dense
-state indices, which a distribution by range sorts in one pass.
+come out in the order of a stable sort by destination (`recoverable.grouped_by`). The search's sorted-run
+merge does not fit here: its runs are keyed by distinct fingerprints, while many edges share a
+destination, and destinations are dense state indices, which a distribution by range sorts in one pass.
 
 The backward breadth-first search reads the CSR files through read-only memory maps (their pages are the
 page cache's, not the process's private memory), a piece of the frontier at a time so that the edges
@@ -161,7 +161,7 @@ class JudgingGraph:
         return self.spill
 
     def reach(self, goal, actions=None, states=None):
-        """`EdgeSweep.reach` on the graph, made on this first call."""
+        """The backward search of the graph (`EdgeSweep.reach`, or the out-of-core one), made on the first call."""
         return self.get().reach(goal, actions, states)
 
     def get(self):
