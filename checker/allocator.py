@@ -14,15 +14,20 @@ from the others, and the vector engine maps edge targets in a thread of its own,
 numpy stops the huge-page advice. On the way out the defaults are restored and `malloc_trim` gives the free
 memory back. So judging reuses the pages the search freed: on nightly it took 11.2-11.5 s against
 20.3-20.7 with them given back, with the same peak (benchmarks/RESULTS.md, "Judging on the search's
-pages"). `release()` gives them back mid-way; `run.check` calls it between the search and judging under a
-memory budget only, where pages kept but not reused would count against the budget. Elsewhere than glibc
-(or numpy without the toggle) each part is a no-op: only speed depends on it.
+pages"). Elsewhere than glibc (or numpy without the toggle) each part is a no-op: only speed depends on it.
+
+Under a memory budget a check runs with malloc's defaults instead (`for_check`): a heap that keeps what is
+freed is as large as its high-water mark, holes included, and all of it stays resident. Kafka nightly with
+one produce delay under `--memory-budget 8000` held 11.7 GiB of heap resident, 5.7 GiB of it free
+(benchmarks/RESULTS.md, "The memory budget bounds the resident memory again"). With the defaults every large
+array is a mapping of its own, unmapped when it is freed, so the resident memory is what is in use; `release()`
+gives back what the heap holds free between the search and judging.
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 # mallopt parameters (glibc's malloc.h)
 M_TRIM_THRESHOLD = -1
@@ -88,3 +93,9 @@ def reused_memory():
             _LIBC.malloc_trim(0)
         if toggle is not None:
             toggle(hugepage)
+
+
+def for_check(memory_budget: int | None):
+    """The allocator's settings a check runs under: `reused_memory()` without a memory budget, malloc's defaults
+    under one (see the module)."""
+    return reused_memory() if memory_budget is None else nullcontext()

@@ -63,7 +63,7 @@ def check(request: ModelRequest, engine: str = DEFAULT_ENGINE, options: ExploreO
         breach = symmetry_check.find_breach(model, selected_properties(model, opts), opts.check_deadlock)
         if breach is not None:
             raise breach.error(model)
-    with allocator.reused_memory():
+    with allocator.for_check(opts.memory_budget):
         outcome = engines.explore(chosen, request, model, opts, settings)
         if opts.memory_budget is not None:
             allocator.release()  # pages judging might not reuse would count against the budget (allocator.py)
