@@ -12,19 +12,26 @@ from typing import Sequence
 # geometric series with ratio r holds r / (1 - r) levels' worth of states (19 at 0.95).
 SLOWEST_RATIO = 0.95
 
+# mapped files' pages worth naming in the progress line: the interpreter's and libraries' own are about 20 MiB
+MANY_MAPPED = 64 << 20
+
 
 def peak_rss() -> int:
     """Peak resident set size of this process, in bytes (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def current_rss() -> int:
-    """Resident set size now, in bytes (the peak where /proc is not there)."""
+def current_memory() -> tuple[int, int]:
+    """(resident set size, the part of it that is pages of mapped files) now, in bytes; (the peak, 0) where /proc
+    is not there. Under `--memory-budget` the spill files are read through memory maps, whose pages the kernel
+    counts as resident while it caches them and takes back when memory runs short: the budget bounds the rest."""
     try:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            fields = f.read().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(fields[1]) * page, int(fields[2]) * page
     except (OSError, ValueError, IndexError):
-        return peak_rss()
+        return peak_rss(), 0
 
 
 @dataclass(frozen=True)
@@ -137,10 +144,8 @@ class Progress:
         states = int(sum(levels))
         rate = self.rate(states, now)
         mib = 2**20
-        rss, peak = self._memory()
         parts = [f"progress [{self.engine}]: level {len(levels) - 1}, {states:,} states (+{int(levels[-1]):,})",
-                 f"{generated:,} generated", f"{rate:,.0f} states/s",
-                 f"{rss / mib:,.0f} MiB resident ({peak / mib:,.0f} peak)",
+                 f"{generated:,} generated", f"{rate:,.0f} states/s", self._memory(),
                  f"{spilled / mib:,.0f} MiB spilled"]
         if checkpoint is not None:
             parts.append(f"{checkpoint / mib:,.0f} MiB checkpointed")
@@ -156,17 +161,18 @@ class Progress:
         if not self.enabled:
             return
         self.last = time.perf_counter()
-        mib = 2**20
-        rss, peak = self._memory()
-        self.stream.write(f"progress [{self.engine}]: {what}; {rss / mib:,.0f} MiB resident ({peak / mib:,.0f} peak)\n")
+        self.stream.write(f"progress [{self.engine}]: {what}; {self._memory()}\n")
         self.stream.flush()
 
-    def _memory(self) -> tuple[int, int]:
-        """(resident, peak) bytes; the peak as getrusage last saw it can trail a resident figure read after it,
-        so it is the most either has shown."""
-        rss = current_rss()
+    def _memory(self) -> str:
+        """The resident memory, its peak and, where there are many, the mapped files' pages in it
+        (`current_memory`); the peak as getrusage last saw it can trail a resident figure read after it, so it
+        is the most either has shown."""
+        rss, mapped = current_memory()
         self._peak = max(self._peak, peak_rss(), rss)
-        return rss, self._peak
+        mib = 2**20
+        told = f"{rss / mib:,.0f} MiB resident ({self._peak / mib:,.0f} peak)"
+        return told + (f", {mapped / mib:,.0f} MiB of it mapped files" if mapped >= MANY_MAPPED else "")
 
     def done(self, states, depth, generated):
         if self.enabled:

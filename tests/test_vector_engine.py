@@ -359,6 +359,34 @@ def test_the_progress_line_names_level_states_rate_memory_spill_and_the_estimate
     assert quiet.getvalue() == ""
 
 
+def test_the_progress_line_names_the_mapped_files_pages_in_the_resident_memory(tmp_path, monkeypatch):
+    """Spill files read through memory maps count as resident while the kernel caches them: a budgeted run's
+    line says how much of its resident memory that is, so it is not read as the budget broken."""
+    import io
+
+    from txncheck.checker import progress
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("the figures come from /proc")
+    size = 96 << 20
+    path = tmp_path / "spilled"
+    path.write_bytes(b"\1" * size)
+    before = progress.current_memory()[1]
+    mapped = np.memmap(path, dtype=np.uint8, mode="r")
+    assert int(mapped.sum()) == size  # every page read, so resident
+    assert progress.current_memory()[1] - before >= size * 9 // 10
+    out = io.StringIO()
+    p = progress.Progress(ExploreOptions(progress=True), "vector", stream=out)
+    # a terabyte: above any peak the test process itself has reached
+    monkeypatch.setattr(progress, "current_memory", lambda: (1 << 40, 700 << 20))
+    p.step("judging")
+    monkeypatch.setattr(progress, "current_memory", lambda: (1 << 40, 20 << 20))
+    p.step("judging")
+    first, second = out.getvalue().splitlines()
+    assert first.endswith("; 1,048,576 MiB resident (1,048,576 peak), 700 MiB of it mapped files")
+    assert second.endswith("; 1,048,576 MiB resident (1,048,576 peak)")  # the interpreter's and libraries' own are not named
+    del mapped
+
+
 CLIMB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "climb.py")
 
 
