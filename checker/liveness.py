@@ -136,6 +136,8 @@ def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
+    # from (row, col) pairs, which sums repeated edges (two actions between the same states): scipy 1.17.1's strong
+    # components never return on a CSR matrix that stores an edge twice (a 3-cycle with one edge repeated will do)
     m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
     # scipy's compiled search reports an error inside it (an allocation that fails under a memory cap) as
     # "Exception ignored" and returns labels it never finished: caught here and raised, never judged on
