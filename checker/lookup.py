@@ -31,8 +31,8 @@ def directory(u: np.ndarray, dtype=np.int64) -> tuple[np.ndarray, np.uint64]:
     B = min(int(np.ceil(np.log2(len(u)))) + 1, 40)
     shift = _U64(64 - B)
     # D[b] is how many values lie in buckets before b. Built a block of `u` at a time, since the buckets of a
-    # sorted block are ascending: no count array of 2^B int64 (16 bytes a value) nor a shifted copy of `u`
-    # beside D, which after Kafka's 1.8·10^8-state search took 7.8 GB more than D itself (benchmarks/RESULTS.md)
+    # sorted block are ascending: no count array of 2^B int64 beside D, nor the int64 temporary that cumsum into
+    # a narrower D makes (16 bytes a value each; after Kafka's 1.8·10^8-state search, 8.6 GB; benchmarks/RESULTS.md)
     D = np.empty((1 << B) + 1, dtype=dtype)
     D[0] = 0
     done = 0  # D[:done + 1] is final
