@@ -12,7 +12,7 @@ from typing import Sequence
 # geometric series with ratio r holds r / (1 - r) levels' worth of states (19 at 0.95).
 SLOWEST_RATIO = 0.95
 
-# mapped files' pages worth naming in the progress line: the interpreter's and libraries' own are about 20 MiB
+# mapped data files' pages worth naming in the progress line (spill files; the interpreter's own are under 1 MiB)
 MANY_MAPPED = 64 << 20
 
 
@@ -22,16 +22,34 @@ def peak_rss() -> int:
 
 
 def current_memory() -> tuple[int, int]:
-    """(resident set size, the part of it that is pages of mapped files) now, in bytes; (the peak, 0) where /proc
-    is not there. Under `--memory-budget` the spill files are read through memory maps, whose pages the kernel
-    counts as resident while it caches them and takes back when memory runs short: the budget bounds the rest."""
+    """(resident set size, the part of it that is pages of mapped data files) now, in bytes; (the peak, 0) where
+    /proc is not there. Under `--memory-budget` the spill files are read through memory maps, whose pages the
+    kernel counts as resident while it caches them and takes back when memory runs short: the budget bounds the
+    rest."""
     try:
         with open("/proc/self/statm") as f:
-            fields = f.read().split()
-        page = os.sysconf("SC_PAGE_SIZE")
-        return int(fields[1]) * page, int(fields[2]) * page
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return peak_rss(), 0
+    return rss, _mapped_data_files()
+
+
+def _mapped_data_files() -> int:
+    """Resident bytes of the mapped files other than shared libraries (/proc/self/smaps): the libraries a run
+    has loaded (z3, scipy, numpy) hold tens of MiB of their own, which say nothing about its data."""
+    total, counting = 0, False
+    try:
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                if line[0] in "0123456789abcdef":  # a mapping's first line; its fields' names start in capitals
+                    fields = line.split(None, 5)
+                    path = fields[5].strip() if len(fields) == 6 else ""  # none for anonymous memory
+                    counting = path.startswith("/") and ".so" not in os.path.basename(path)
+                elif counting and line.startswith("Rss:"):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
 
 
 @dataclass(frozen=True)
@@ -165,7 +183,7 @@ class Progress:
         self.stream.flush()
 
     def _memory(self) -> str:
-        """The resident memory, its peak and, where there are many, the mapped files' pages in it
+        """The resident memory, its peak and, where there are many, the mapped data files' pages in it
         (`current_memory`); the peak as getrusage last saw it can trail a resident figure read after it, so it
         is the most either has shown."""
         rss, mapped = current_memory()
