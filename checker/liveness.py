@@ -134,11 +134,18 @@ def _enabled_pairs(n: int, src: np.ndarray, grp: np.ndarray, G: int) -> np.ndarr
 def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     # imported here: scipy costs every `check` 0.14 s at start-up, and only graph properties need it
     from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
 
     # from (row, col) pairs, which sums repeated edges (two actions between the same states): scipy 1.17.1's strong
     # components never return on a CSR matrix that stores an edge twice (a 3-cycle with one edge repeated will do)
     m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    return strong_components(m).astype(index_dtype(n), copy=False)
+
+
+def strong_components(m) -> np.ndarray:
+    """The strong component labels of the square sparse matrix `m`'s graph (scipy's, int32), which must store
+    no entry twice."""
+    from scipy.sparse.csgraph import connected_components
+
     # scipy's compiled search reports an error inside it (an allocation that fails under a memory cap) as
     # "Exception ignored" and returns labels it never finished: caught here and raised, never judged on
     ignored = []
@@ -149,7 +156,7 @@ def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         sys.unraisablehook = hook
     if ignored:
         raise ignored[0].exc_value
-    return labels.astype(index_dtype(n), copy=False)
+    return labels
 
 
 def fair_states(gr: LiveGraph, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +271,13 @@ def _lasso(model: GroundModel, outcome: SearchOutcome, gr: LiveGraph, within: "_
     """The lasso from state `s0` (`local` in `gr`'s numbering): its shortest path, a shortest path through
     goal-less states to a fair state, and a fair cycle there."""
     to_fair, f = within.path(local, fair)
-    cycle = _fair_cycle(gr, comp, f)
+    return lasso_of(model, outcome, s0, to_fair, _fair_cycle(gr, comp, f), inits)
+
+
+def lasso_of(model: GroundModel, outcome: SearchOutcome, s0: int, to_fair: tuple[int, ...], cycle: tuple[int, ...],
+             inits: InitialStates | None) -> Lasso:
+    """The lasso through stored state `s0`: its shortest path from an initial state, then `to_fair`'s actions to
+    a fair state, then `cycle`'s back to that state."""
     prefix = outcome.path(s0)
     actions = tuple(int(a) for a in prefix) + to_fair + cycle
     inits = inits if inits is not None else InitialStates.of(model, False)

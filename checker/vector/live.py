@@ -12,10 +12,11 @@ in-memory one's, byte for byte.
 Built in sequential passes over the stored edges (memory-mapped), a block at a time within judging's
 share, as `reverse.py` does: the moving not-Q-to-not-Q edges to files; the states they reach from the
 sources, a backward search over those edges reversed (`DiskReverseGraph` with its ends swapped); the
-restricted graph's edges counted, then gathered into memory with its enabled pairs. If even the
-restricted graph outgrows the share, `GraphTooLarge` says so with the figures: the property is left unknown
-(`run.judge`), the other properties keep their outcomes, and the run ends incomplete (exit 3) unless one of
-them is violated.
+restricted graph's edges counted. Where the restricted graph fits the share it is gathered into memory with
+its enabled pairs; where it does not, it stays in files and its fair cycles are found out of core
+(`live_disk.py`), holding a few bytes per state. If even those outgrow the share, `GraphTooLarge` says so
+with the figures: the property is left unknown (`run.judge`), the other properties keep their outcomes, and
+the run ends incomplete (exit 3) unless one of them is violated.
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ from ..outcome import SearchOutcome
 from ..paths import InitialStates
 from ..recoverable import index_dtype
 from ..resources import split_budget
+from . import live_disk, reverse
+from .live_disk import DiskLiveGraph
 from .reverse import DiskReverseGraph, edge_block
 from .spill import SpillDir, mapped
 
@@ -83,7 +86,8 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
     src, dst, act = outcome.edges
     block = edge_block(share)
     inside = _restricted_states(n, src, dst, allowed, sources, spill, share, block)
-    states = np.flatnonzero(inside)
+    del allowed
+    states = np.flatnonzero(inside).astype(index_dtype(n))
     # the restricted graph's moving edges (both ends inside: an edge from inside to a not-Q state ends inside)
     # and, at most, its enabled pairs (a pair per group of every moving edge from inside)
     count = most = 0
@@ -92,23 +96,38 @@ def check(model: GroundModel, outcome: SearchOutcome, name: str, groups: Fairnes
         moving = inside[s] & (s != d)
         count += int(np.count_nonzero(moving & inside[d]))
         most += len(groups.of_actions(np.asarray(act[a:a + block])[moving])[0])
-    _fits(name, n, len(dst), len(states), count, 0, most, share)  # before gathering: at least the pairs-free part
-    gr = _gather(states, inside, src, dst, act, outcome.fps, groups, count, block)
-    _fits(name, n, len(dst), len(states), count, len(gr.enabled), len(gr.enabled), share)
-    return check_within(model, outcome, name, gr, states, sources[states], inits)
-
-
-def _fits(name: str, n: int, edges: int, m: int, count: int, pairs: int, most: int, share: int) -> None:
-    """Refuse (exit 3) a restricted graph whose judging needs more than `share` with `pairs` enabled pairs,
-    advising a budget that fits `most` of them."""
-    need = in_memory_bytes(m, count, pairs)
-    if need > share:
-        advice = -(-in_memory_bytes(m, count, most) * 2 // 2**20)  # judging's share is half the budget
+    m = len(states)
+    if in_memory_bytes(m, count, most) <= share:
+        gr = _gather(states, inside, src, dst, act, outcome.fps, groups, count, block)
+        return check_within(model, outcome, name, gr, states, sources[states], inits)
+    # its edges in files: what stays in memory is a few bytes per state
+    held = disk_bytes(n, m)
+    if held + edge_block_bytes(reverse.MIN_BLOCK) > share:
+        advice = -(-(held + edge_block_bytes(reverse.MIN_BLOCK)) * 2 // 2**20)  # judging's share is half the budget
         raise GraphTooLarge(
             f"judging {name} out of core: the part of the state graph it can be violated in ({m:,} of {n:,} "
-            f"states, {count:,} of {edges:,} edges) needs {'at least ' if pairs < most else ''}about {_mib(need)} "
-            f"in memory, more than judging's share of --memory-budget ({_mib(share)}); give --memory-budget "
+            f"states, {count:,} of {len(dst):,} edges) needs about {_mib(held)} in memory even with its edges on "
+            f"disk, more than judging's share of --memory-budget ({_mib(share)}); give --memory-budget "
             f"{advice:,} or more, or leave {name} out with --property")
+    starts = sources[states]
+    del sources
+    graph = DiskLiveGraph(states, inside, src, dst, act, outcome.fps, groups, spill, share - held)
+    del inside
+    try:
+        return live_disk.check_within(model, outcome, graph, starts, inits)
+    finally:
+        graph.close()
+
+
+def disk_bytes(n: int, m: int) -> int:
+    """What judging out of core holds besides its blocks of edges, for `m` restricted states of `n` stored: while
+    building, the restricted states' mask and numbering over the stored states, their indices and the row
+    starts of the edges by source; then `live_disk.STATE_BYTES` a restricted state."""
+    return FIXED_BYTES + max(n * (1 + 4) + m * (4 + 8), m * live_disk.STATE_BYTES)
+
+
+def edge_block_bytes(edges: int) -> int:
+    return edges * max(reverse.EDGE_BYTES, live_disk.BLOCK_EDGE_BYTES)
 
 
 def _restricted_states(n: int, src, dst, allowed: np.ndarray, sources: np.ndarray, spill: SpillDir,

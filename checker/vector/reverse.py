@@ -55,6 +55,8 @@ class DiskReverseGraph:
             d = np.asarray(dst[a:a + self.block])
             s, c = np.asarray(src[a:a + self.block]), np.asarray(act[a:a + self.block])
             b = np.searchsorted(cuts, d, side="right") - 1
+            if len(cuts) <= 2**15:  # numpy's stable sort of 16-bit values is a radix sort, 8x faster than of int64
+                b = b.astype(np.int16)
             order = np.argsort(b, kind="stable")
             b = b[order]
             bounds = np.flatnonzero(np.r_[True, b[1:] != b[:-1], True])
