@@ -31,6 +31,12 @@ Measured on the development machine on 2026-11-27:
   at the edges that leave a not-Q state: Acknowledged, which this test used before, has one not-Q state, so its
   whole-graph judging now fits wherever the restricted one does (from 250 on); Rearmed's not-Q states are
   almost all of them.
+- `leads_to` (Alarmed, violated, its restricted graph every state but the alarm's: 2,560,000 states, about 20 M
+  edges) under `--memory-budget 400`, the restricted graph judged in files (`checker/vector/live_disk.py`, the
+  default there: gathered it would need about 1.2 GB) or gathered into memory (the estimates switched off):
+  in files the run completes from 350 MiB of headroom on (it runs out at 300), gathered it needs 1000 (it runs out
+  at 450, 600 and 800). FILES_HEADROOM = 550 lies between, 250 above the files' last failure and 450 below the
+  gathered graph's first success. Measured on 2026-12-04.
 
 Re-measure with the runs above if the engine's memory use changes (the margins are this machine's).
 """
@@ -112,5 +118,38 @@ def test_leads_to_on_the_restricted_graph_completes_a_run_that_a_memory_cap_stop
         assert got[key] == ref[key], key
     for key in ("distinct", "generated", "depth", "levels"):
         assert got["stats"][key] == ref["stats"][key], key
+    assert traces(tmp_path / "budget") == traces(tmp_path / "ref")
+    assert sorted(e for e in os.listdir(tmp_path) if e.startswith(".txncheck-")) == []
+
+
+FILES_MODEL = ("check", COUNTERS, "--config", "big", "--property", "Alarmed")
+FILES_HEADROOM = 550 << 20
+FILES_BUDGET = ("--memory-budget", "400")
+# the restricted graph gathered into memory whatever its size: its estimate switched off
+FILES_SETUP = {"default": LIVE_IMPORT,
+               "gathered": LIVE_IMPORT + "\nlive.EDGE_BYTES = live.STATE_BYTES = live.PAIR_BYTES = live.FIXED_BYTES = 0"}
+
+
+@pytest.mark.long
+def test_a_restricted_graph_judged_in_files_completes_a_run_that_a_memory_cap_stops_when_it_is_gathered(tmp_path):
+    """The restricted graph in files holds a few bytes a state (`live_disk.py`), where gathering it into memory
+    holds tens of bytes an edge: under the cap only the files complete, with the unbudgeted run's lasso."""
+    def run_files(out, headroom, judging, *args):
+        return run_capped(tmp_path, FILES_MODEL, out, headroom, *args, setup=FILES_SETUP[judging],
+                          label=f"{judging} {' '.join(args)}", timeout=900)
+
+    ref_figures, _, ref = run_files("ref", 0, "default")
+    assert ref_figures["code"] == 1 and ref["verdict"] == "violation" and ref["complete"]
+
+    figures, err, capped = run_files("capped", FILES_HEADROOM, "gathered", *FILES_BUDGET)
+    assert figures["code"] == 3 and capped is None, err
+    assert "ran out of the memory bound" in err
+
+    figures, err, got = run_files("budget", FILES_HEADROOM, "default", *FILES_BUDGET)
+    assert figures["code"] == 1, err
+    assert figures["data_end"] <= figures["data_cap"]
+    assert got["stats"]["judge_spilled_bytes"] > 0
+    for key in ("verdict", "complete", "stop_reason", "properties", "coverage", "deadlock"):
+        assert got[key] == ref[key], key
     assert traces(tmp_path / "budget") == traces(tmp_path / "ref")
     assert sorted(e for e in os.listdir(tmp_path) if e.startswith(".txncheck-")) == []
