@@ -35,9 +35,10 @@ from . import reverse
 from .reverse import DiskReverseGraph
 from .spill import SpillDir, mapped
 
-# per restricted state, what the component search holds at its peak: the round's mask, the fair mask and the
-# component labels (1 + 1 + 4), the matrix's row starts and the dense numbering (4 + 4), scipy's labels and
-# its search's four stacks (4 + 16), the states' labels (4); measured in benchmarks/RESULTS.md
+# per restricted state, what judging holds at its peak (the round's, fair and group masks, the component labels
+# and counts, the matrix's row starts, scipy's labels and stacks): tracemalloc's peaks of `fair_states`, with
+# the pieces of edges it reads, were 41-47 bytes a state on a random graph of 3.9 M restricted states and 38 on
+# one of 19.6 M (benchmarks/RESULTS.md, "LIVE-4 judged with its restricted graph in files")
 STATE_BYTES = 48
 # per stored edge of a block, what the passes over the edges hold at once (the block's columns filtered,
 # renumbered, grouped and their sort orders; the component search's keys and their sorted copy): measured
