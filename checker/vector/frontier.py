@@ -22,7 +22,9 @@ from typing import Iterator
 
 import numpy as np
 
+from ..lookup import distinct
 from .kernel import VectorKernel
+from .layout import cols_of, rows_of
 from .merge import Run, merge_runs
 from .spill import SpillDir, join, read_rows
 
@@ -57,7 +59,7 @@ class LevelStates:
                 raise AssertionError("internal: a level in its parents' order has no share to spill to")
             path = spill.new("level")
             for a in range(0, len(fps), 1 << 16):
-                spill.append(path, cols[:, a:a + (1 << 16)].T)
+                spill.append(path, rows_of(cols[:, a:a + (1 << 16)]))
             return LevelStates(kernel, fps, path=path, spill=spill)
         return level
 
@@ -112,7 +114,7 @@ class LevelStates:
             a = 0
             for rows in self._merged_rows(size):
                 b = a + len(rows)
-                cols = np.ascontiguousarray(rows.T)
+                cols = cols_of(rows)
                 yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
                 a = b
             return
@@ -121,7 +123,7 @@ class LevelStates:
             if self.cols is not None:
                 yield a, self.cols[:, a:b], self.P[..., a:b], self.fps[a:b]
             else:
-                cols = np.ascontiguousarray(self._rows(a, b).T)
+                cols = cols_of(self._rows(a, b))
                 yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
 
     def take(self, rows: np.ndarray) -> np.ndarray:
@@ -137,12 +139,12 @@ class LevelStates:
                 lo, hi = np.searchsorted(rows, [a, b])
                 parts.append(rows_[rows[lo:hi] - a])
                 a = b
-            return np.ascontiguousarray(np.concatenate(parts).T)
+            return cols_of(np.concatenate(parts))
         if self.rows is not None:
-            return np.ascontiguousarray(self.rows[rows].T)
+            return cols_of(self.rows[rows])
         mm = np.memmap(self.path, dtype=self.kernel.dtype, mode="r", shape=(self.n, self.kernel.width))
         try:
-            return np.ascontiguousarray(mm[rows].T)
+            return cols_of(mm[rows])
         finally:
             del mm  # unmapped at once: its pages leave the resident set
 
@@ -201,7 +203,7 @@ def rebuild(kernel: VectorKernel, prev: LevelStates, parents: np.ndarray, action
     writer = LevelWriter(kernel, spill, share)
     for a in range(0, k, max(block, 1)):
         rows = parents[a:a + block]
-        need = np.unique(rows)
+        need = distinct(rows)  # numpy 2.4's unique hashes: 40x slower on a block of rows
         cols, fps, _ = kernel.successors_cols(prev.take(need), np.searchsorted(need, rows), actions[a:a + block])
-        writer.add(np.ascontiguousarray(cols.T), fps)
+        writer.add(rows_of(cols), fps)
     return writer.finish()

@@ -27,6 +27,7 @@ from txncheck.spec.ground_ir import GCell, GConst, GDyn, GroundModel
 from txncheck.spec.model import ALWAYS, GRAPH_KINDS, SOMETIMES
 
 from .compile import Emitter, Program, matrix_dtype, pinned_cells
+from .layout import rows_of
 
 _U64 = np.uint64
 
@@ -60,7 +61,7 @@ class Expansion:
     def states(self, select: np.ndarray) -> np.ndarray:
         """Canonical successor states (row-major) of the selected candidates, in `select` order."""
         cols, _, _ = self._kernel.successors_cols(self._cols, self.parent_rows[select], self.actions[select])
-        return np.ascontiguousarray(cols.T)
+        return rows_of(cols)
 
 
 class VectorKernel:

@@ -37,6 +37,7 @@ from ..lookup import contains_sorted, distinct, distinct_least, edge_keys, group
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
+from .layout import rows_of
 from .merge import Run, merge_runs, read_ahead
 from .spill import Columns, SpillDir
 from .store import VisitedStore, merge_sorted
@@ -247,7 +248,7 @@ class LevelExpander:
                 got, masks = check(new_cols, new_fps, new_fps)
                 violated = got or violated
                 t0 = time.perf_counter()
-                runs.add({"fps": new_fps, "key": kmin, "rows": np.ascontiguousarray(new_cols.T),
+                runs.add({"fps": new_fps, "key": kmin, "rows": rows_of(new_cols),
                           **{f"mask:{name}": v for name, v in masks.items()}})
                 seen = merge_sorted(seen, new_fps)
                 del new_cols, newP
