@@ -152,10 +152,10 @@ def _by_table(c: np.ndarray, key: np.ndarray, spare: int) -> tuple[np.ndarray, n
     if not len(lost):
         return u, least
     lu, lk = _by_table(c[lost], key[lost], spare + 1)  # no loser equals a winner: its slot's fingerprint differs
-    return _merge_disjoint(u, least, lu, lk)
+    return merge_disjoint(u, least, lu, lk)
 
 
-def _merge_disjoint(u: np.ndarray, a: np.ndarray, v: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merge_disjoint(u: np.ndarray, a: np.ndarray, v: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted union of the sorted arrays u and v, which share no value, with their companions a and b."""
     at = np.searchsorted(u, v) + np.arange(len(v))
     rest = np.ones(len(u) + len(v), dtype=bool)

@@ -3,18 +3,21 @@ and the next level as it is built.
 
 In memory a level is the kernel's matrix (`cols`, one row per cell, w × n) with its fingerprints (and,
 with symmetry, its fingerprints under every permutation), exactly what the unbudgeted search keeps.
-A level expanded in chunks is the runs the chunks left (`merge.py`: disjoint, each sorted, rows
-row-major, in memory or, beyond the next level's share of the budget, in files), read back in
-fingerprint order by merging them, chunk by chunk, each chunk transposed into the kernel's layout.
-A level rebuilt from a checkpoint beyond its share is one file of rows in fingerprint order. Either
-way the files are written and read sequentially; fingerprints stay in memory (8 bytes a state).
+A level expanded in chunks is the runs the chunks left (`merge.py`: disjoint, each sorted, the states in
+the kernel's columns, in memory or, beyond the next level's share of the budget, in files), read back run
+after run in the order they were made, with each state's row in fingerprint order beside it (`rank`, 8
+bytes a state): no transpose and no merge (the transposes and the merge of rows were a fifth of Kafka
+nightly's search under a budget). A level rebuilt from a checkpoint beyond its share is one file of rows
+in fingerprint order. Either way the files are written and read sequentially; fingerprints stay in
+memory (8 bytes a state).
 
 A level the search without a budget materialised is in its parents' order instead (`rank` set): its
 columns in the order their parents were copied, which reads the frontier sequentially where fingerprint
 order reads it at random (on Kafka nightly that copy was a third of the search), with each column's row
 in fingerprint order beside it. Its `fps` and `P` are in the columns' order; the expansion reads `rank`
 wherever it names a state (the least-key rule, the edges' sources, deadlocks). Such a level is only ever
-expanded whole, in memory.
+expanded whole, in memory. A level of runs has `rank` too, its `fps` in fingerprint order, and each chunk's
+fingerprints read from its runs.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import numpy as np
 from ..lookup import distinct
 from .kernel import VectorKernel
 from .layout import cols_of, rows_of
-from .merge import Run, merge_runs
+from .merge import Run
 from .spill import SpillDir, join, read_rows
 
 _U64 = np.uint64
@@ -34,15 +37,14 @@ _U64 = np.uint64
 class LevelStates:
     def __init__(self, kernel: VectorKernel, fps: np.ndarray, cols: np.ndarray | None = None,
                  P: np.ndarray | None = None, rows: np.ndarray | None = None, path: str | None = None,
-                 spill: SpillDir | None = None, runs: list[Run] | None = None, buffer: int = 1 << 16,
-                 rank: np.ndarray | None = None):
+                 spill: SpillDir | None = None, runs: list[Run] | None = None, rank: np.ndarray | None = None):
         self.kernel = kernel
         self.fps = fps
         self.rank = rank  # each column's row in fingerprint order; None: the columns are in that order
         self.cols, self.P = cols, P  # in memory, the kernel's layout
         self.rows = rows             # in memory, row-major
         self.path, self.spill = path, spill  # on disk, row-major
-        self.runs, self.buffer = runs, buffer  # the runs of a chunked expansion; rows read ahead of each
+        self.runs = runs  # the runs of a chunked expansion, in their order (`rank` set)
     @staticmethod
     def empty(kernel: VectorKernel) -> "LevelStates":
         P = np.zeros((kernel.G, 0) if kernel.symmetric else 0, dtype=_U64)
@@ -81,23 +83,27 @@ class LevelStates:
             return self.rows[start:stop]
         return read_rows(self.path, self.kernel.dtype, start, stop, self.kernel.width)
 
-    def _merged_rows(self, size: int) -> Iterator[np.ndarray]:
-        """The runs' rows in fingerprint order, `size` at a time."""
-        held, count = [], 0
-        for block in merge_runs(self.runs, self.buffer, ("fps", "rows")):
-            held.append(block["rows"])
-            count += len(block["rows"])
-            while count >= size:
-                rows = join(held)
-                yield rows[:size]
-                held, count = ([rows[size:]] if len(rows) > size else []), len(rows) - size
+    def _run_cols(self, size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(columns, fingerprints) of the runs' states in the runs' order, `size` states at a time."""
+        cols, fps, count = [], [], 0
+        for run in self.runs:
+            p = 0
+            while p < run.n:
+                q = min(run.n, p + size - count)
+                cols.append(run.read_cols("cols", p, q))
+                fps.append(run.read("fps", p, q))
+                count += q - p
+                p = q
+                if count == size:
+                    yield (cols[0] if len(cols) == 1 else np.concatenate(cols, axis=1)), join(fps)
+                    cols, fps, count = [], [], 0
         if count:
-            yield join(held)
+            yield (cols[0] if len(cols) == 1 else np.concatenate(cols, axis=1)), join(fps)
 
-    def _perm_fps(self, cols: np.ndarray, start: int, stop: int) -> np.ndarray:
+    def _perm_fps(self, cols: np.ndarray, fps: np.ndarray) -> np.ndarray:
         if self.kernel.symmetric:
             return self.kernel.perm_fps_cols(cols)  # the same function that gave them when the states were made
-        return self.fps[start:stop]
+        return fps
 
     def chunks(self, size: int) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         """(first row, states as the kernel's columns, their fingerprints under the group (or plain), their
@@ -107,39 +113,29 @@ class LevelStates:
         if self.cols is not None and size >= n:
             yield 0, self.cols, self.P, self.fps
             return
-        if self.rank is not None:
-            raise AssertionError("internal: a level in its parents' order is expanded whole")
         size = max(size, 1)
         if self.runs is not None:
             a = 0
-            for rows in self._merged_rows(size):
-                b = a + len(rows)
-                cols = cols_of(rows)
-                yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
-                a = b
+            for cols, fps in self._run_cols(size):
+                yield a, cols, self._perm_fps(cols, fps), fps
+                a += len(fps)
             return
+        if self.rank is not None:
+            raise AssertionError("internal: a level in its parents' order is expanded whole")
         for a in range(0, n, size):
             b = min(a + size, n)
             if self.cols is not None:
                 yield a, self.cols[:, a:b], self.P[..., a:b], self.fps[a:b]
             else:
                 cols = cols_of(self._rows(a, b))
-                yield a, cols, self._perm_fps(cols, a, b), self.fps[a:b]
+                yield a, cols, self._perm_fps(cols, self.fps[a:b]), self.fps[a:b]
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """The states at the sorted distinct `rows`, as the kernel's columns."""
-        if self.rank is not None:
-            raise AssertionError("internal: a level in its parents' order is not read by row")
+        if self.rank is not None:  # a search's level, never read by row (a replay reads rebuilt levels)
+            raise AssertionError("internal: a level in its parents' or its runs' order is not read by row")
         if self.cols is not None:
             return self.cols[:, rows]
-        if self.runs is not None:  # not asked of a search's levels in practice: a pass over the runs
-            parts, a = [], 0
-            for rows_ in self._merged_rows(1 << 16):
-                b = a + len(rows_)
-                lo, hi = np.searchsorted(rows, [a, b])
-                parts.append(rows_[rows[lo:hi] - a])
-                a = b
-            return cols_of(np.concatenate(parts))
         if self.rows is not None:
             return cols_of(self.rows[rows])
         mm = np.memmap(self.path, dtype=self.kernel.dtype, mode="r", shape=(self.n, self.kernel.width))

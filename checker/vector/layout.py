@@ -1,10 +1,10 @@
 """The two layouts of a block of states: the kernel's columns (one row per cell, w × n) and the rows a
-spilled level or run keeps (one row per state, n × w), and the transposes between them, a tile at a time.
+spilled whole level or a checkpoint's rebuilt level keeps (one row per state, n × w), and the transposes
+between them, a tile at a time. (A chunked expansion's runs keep the kernel's columns: no transpose.)
 
 numpy copies a transposed view element by element in the source's order, so every write misses the cache
 lines of the one before: on Kafka's 638 cells that took 3-4 ns an element either way. Copied in tiles whose
-rows fit the cache, it takes 0.6-0.9 ns (benchmarks/RESULTS.md, "Transposes in tiles"). Under a budget every
-state is transposed twice (written to a run as a row, read back into the kernel's columns).
+rows fit the cache, it takes 0.6-0.9 ns (benchmarks/RESULTS.md, "Transposes in tiles").
 """
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """Runs sorted by fingerprint, and their merge in blocks of bounded size.
 
 A run is a sequence of entries sorted by their `fps` column (uint64, distinct within the run) with
-other columns beside it (1-D, or 2-D rows), held in memory or in files (one per column, rows row-major,
-so reading a run forward is one sequential read per column). The expansion of a level in chunks leaves
-one run per chunk (its new states: fingerprint, least key, materialised row); the visited store's
-spilled blocks are runs of fingerprints alone.
+other columns beside it (1-D, 2-D rows, or `cols`: the kernel's columns, one row per cell), held in
+memory or in files (one per column, laid out as in memory, so reading a run forward is one sequential read
+per column, or per cell of `cols`). The expansion of a level in chunks leaves one run per chunk (its new
+states: fingerprint, the states in the kernel's columns, property masks), read back in the runs' order as
+the next frontier; the visited store's spilled blocks are runs of fingerprints alone, merged.
 
 `merge_runs` reads every run forward, a buffer of fingerprints at a time, and gives blocks in
 fingerprint order: each block holds, from every run, the entries up to the least "last fingerprint
@@ -19,7 +20,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..lookup import group_starts
-from .spill import SpillDir, read_rows
+from .spill import SpillDir, read_cols, read_rows
 
 _U64 = np.uint64
 READ_AHEAD = 1 << 20       # entries read ahead from each run merged, at most (and without a budget)
@@ -43,13 +44,14 @@ class Run:
 
     @staticmethod
     def write(spill: SpillDir, stem: str, columns: dict[str, np.ndarray]) -> "Run":
-        """A run whose columns are written to files of their own."""
+        """A run whose columns are written to files of their own (a 2-D column as it is laid out: rows
+        row-major, `cols` one row per cell)."""
         files = {}
         n = len(columns["fps"])
         for i, (name, arr) in enumerate(columns.items()):
             path = spill.new(f"{stem}-{i}")
             spill.append(path, arr)
-            files[name] = (path, arr.dtype, arr.shape[1] if arr.ndim == 2 else 0)
+            files[name] = (path, arr.dtype, arr.shape[0] if name == "cols" else arr.shape[1] if arr.ndim == 2 else 0)
         return Run(n, files=files)
 
     @property
@@ -64,6 +66,13 @@ class Run:
             return self.columns[name][start:stop]
         path, dtype, width = self.files[name]
         return read_rows(path, dtype, start, stop, width)
+
+    def read_cols(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Entries [start, stop) of a column held one row per cell (w × n), as w × (stop - start)."""
+        if self.columns is not None:
+            return self.columns[name][:, start:stop]
+        path, dtype, width = self.files[name]
+        return read_cols(path, dtype, self.n, width, start, stop)
 
     def nbytes(self) -> int:
         return 0 if self.columns is None else int(sum(a.nbytes for a in self.columns.values()))

@@ -145,6 +145,21 @@ def read_rows(path: str, dtype, start: int, stop: int, width: int = 0) -> np.nda
     return out.reshape(-1, width) if width else out
 
 
+def read_cols(path: str, dtype, n: int, width: int, start: int, stop: int) -> np.ndarray:
+    """Entries [start, stop) of each row of a file holding a `width` × `n` matrix of `dtype` (C order): a
+    `width` × (stop - start) array, one sequential read per row."""
+    dtype = np.dtype(dtype)
+    k = max(stop - start, 0)
+    out = np.empty((width, k), dtype=dtype)
+    if k:
+        with open(path, "rb") as f:
+            for i in range(width):
+                f.seek((i * n + start) * dtype.itemsize)
+                if f.readinto(memoryview(out[i]).cast("B")) != k * dtype.itemsize:
+                    raise AssertionError(f"internal: {path} is shorter than the {width} x {n} matrix it holds")
+    return out
+
+
 def join(parts: list[np.ndarray], dtype=None) -> np.ndarray:
     """The parts end to end, as `dtype` when given (a narrower integer type where the values fit): a
     single part as it is (no copy where it has that type), an empty array of `dtype` for none."""

@@ -2,14 +2,15 @@
 
 Per chunk: the kernel lists its successor candidates; they are grouped by fingerprint (`distinct_least`: a
 direct-mapped table over the fingerprints' top bits), each distinct fingerprint keeps the least key (parent
-row · A + action), and those the visited store holds are dropped, as are those an earlier chunk of the
-level found: chunks cover increasing frontier rows, so the earlier chunk's key is the lesser. The rest are
-new states of the level, each found by its least key. They are materialised from the chunk's own states,
-property-checked (offered to `Findings` by fingerprint, located once the level's order is known) and kept
-as a run (`merge.py`): fingerprint, key, state row, property masks.
-Merging the runs' fingerprints, keys and masks gives the level (fingerprints, parent rows, actions)
-the unchunked search builds; the runs themselves are the next frontier, merged again as it is read. A
-frontier that fits one chunk is expanded whole, with no run and no merge: the search without a budget.
+row · A + action), and those the visited store holds are dropped. The rest are new states of the level,
+each found by its least key; one an earlier chunk found too keeps the lesser of the two keys (the level's
+fingerprints and keys so far are held sorted, 16 bytes a state). They are materialised from the chunk's own
+states, property-checked (offered to `Findings` by fingerprint, located once the level's order is known)
+and kept as a run (`merge.py`): fingerprint, the states in the kernel's columns,
+property masks. The fingerprints and keys held give the level (fingerprints, parent rows, actions) the
+unchunked search builds; the runs themselves are the next frontier, read in their order with each state's
+row in fingerprint order beside it (`LevelStates.rank`). A frontier that fits one chunk is expanded whole,
+with no run: the search without a budget.
 
 Without a budget (every level expanded whole) a new level of states of PARENT_ORDER_BYTES or more is
 materialised in its parents' order: the new states sorted by their parent's column, so that copying the
@@ -33,14 +34,14 @@ from typing import Callable
 import numpy as np
 
 from ..levels import DEADLOCK, Findings
-from ..lookup import contains_sorted, distinct, distinct_least, edge_keys, group_index, sort_order, split_key
+from ..lookup import (distinct, distinct_least, edge_keys, group_index, merge_disjoint, search_sorted, sort_order,
+                      split_key)
 from ..resources import BudgetSplit
 from .frontier import LevelStates
 from .kernel import VectorKernel
-from .layout import rows_of
-from .merge import Run, merge_runs, read_ahead
-from .spill import Columns, SpillDir
-from .store import VisitedStore, merge_sorted
+from .merge import Run
+from .spill import Columns, SpillDir, join
+from .store import VisitedStore
 
 _U64 = np.uint64
 CANDIDATE_BYTES = 80  # per successor candidate while a chunk is expanded and deduplicated (arrays and sort)
@@ -69,10 +70,11 @@ class Expanded:
 
 
 class _EdgeOrder:
-    """Appends a level's edges (src index, dst fingerprint, action) in the unchunked search's order."""
+    """Appends a level's edges (src index, dst fingerprint, action) in the unchunked search's order over the
+    frontier's columns (`rank`: each column's row in fingerprint order, where they are not in that order)."""
 
-    def __init__(self, out: Columns, n: int, base: int, window: int):
-        self.out, self.n, self.base, self.window = out, n, base, window
+    def __init__(self, out: Columns, n: int, base: int, window: int, rank: np.ndarray | None):
+        self.out, self.n, self.base, self.window, self.rank = out, n, base, window, rank
         self.pending: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (first row, rows, dst, act)
 
     def add(self, a: int, b: int, rows: np.ndarray, dst: np.ndarray, act: np.ndarray) -> None:
@@ -99,7 +101,8 @@ class _EdgeOrder:
         self.pending = [] if done.all() else [(upto, rows[~done], dst[~done], act[~done])]
 
     def _emit(self, rows, dst, act) -> None:
-        self.out.append({"src": rows + self.base, "dst": dst, "act": act})
+        src = self.rank[rows] if self.rank is not None else rows
+        self.out.append({"src": src + self.base, "dst": dst, "act": act})
 
 
 class _Runs:
@@ -164,12 +167,13 @@ class LevelExpander:
         A = _U64(max(kernel.n_actions, 1))
         fired = np.zeros(kernel.n_actions, dtype=np.int64)
         generated, chunks, deadlocked, any_new, violated = 0, 0, False, False, False
-        order = _EdgeOrder(edges, n, base, kernel.chunk) if edges is not None else None
+        rank = front.rank  # each column's fingerprint row, when the frontier is not in that order
+        order = _EdgeOrder(edges, n, base, kernel.chunk, rank) if edges is not None else None
         share = self.split.next_level if self.split else None
         runs = None if single else _Runs(self.spill, share)
-        seen = np.zeros(0, dtype=_U64)  # this level's new states so far (chunked)
+        seen = np.zeros(0, dtype=_U64)  # this level's new states so far (chunked), sorted,
+        seen_key = np.zeros(0, dtype=_U64)  # and the least key each was found by
         whole = None
-        rank = front.rank  # each column's fingerprint row, when the frontier is in its parents' order
         try:
             for a, cols, P, fps in front.chunks(size):
                 b = a + cols.shape[1]
@@ -184,7 +188,7 @@ class LevelExpander:
                     dead = np.flatnonzero(~exp.has_successor)
                     if len(dead):
                         dead = dead[~kernel.terminal_cols(cols[:, dead])]  # as the scalar engine: only where needed
-                        at = rank[dead] if rank is not None else a + dead
+                        at = rank[a + dead] if rank is not None else a + dead
                         deadlocked = found.offer_least(DEADLOCK, "", depth, fps[dead], base + at) or deadlocked
 
                 t0 = time.perf_counter()
@@ -192,9 +196,9 @@ class LevelExpander:
                 m = len(c)
                 least = grp = None
                 # each candidate's parent by its row in fingerprint order, the order the outcome rule reads
-                prows = rank[exp.parent_rows] if rank is not None else exp.parent_rows
+                prows = rank[exp.parent_rows + a if a else exp.parent_rows] if rank is not None else exp.parent_rows
                 if m and not at_limit:  # each group's least key is all the level needs: no group index
-                    keys = edge_keys(prows, exp.actions, A, a)
+                    keys = edge_keys(prows, exp.actions, A, 0 if rank is not None else a)
                     u, least = distinct_least(c, keys)
                     known = store.contains(u)
                 elif m:
@@ -206,7 +210,7 @@ class LevelExpander:
                     known = np.zeros(0, dtype=bool)
                 newmask = ~known
                 if order is not None and m:
-                    src = prows + a if a else prows
+                    src = exp.parent_rows + a if a else exp.parent_rows  # the parents' columns
                     if at_limit:
                         to_known = known[grp]
                         order.add(a, b, src[to_known], c[to_known], exp.actions[to_known])
@@ -220,10 +224,14 @@ class LevelExpander:
                 if k:
                     kmin = least[newmask]
                     new_fps = u[newmask]
-                    if len(seen):  # found by an earlier chunk, from a lesser key
-                        fresh = ~contains_sorted(seen, new_fps)
-                        new_fps, kmin = new_fps[fresh], kmin[fresh]
-                        k = len(new_fps)
+                    if len(seen):  # found by an earlier chunk too: the lesser key stands
+                        at, again = search_sorted(seen, new_fps)
+                        if again.any():
+                            at = at[again]
+                            seen_key[at] = np.minimum(seen_key[at], kmin[again])
+                            fresh = ~again
+                            new_fps, kmin = new_fps[fresh], kmin[fresh]
+                            k = len(new_fps)
                 del u, known, grp, exp, prows
                 timing["dedup"] += time.perf_counter() - t0
                 if not k:
@@ -232,6 +240,8 @@ class LevelExpander:
                 prow, pact = split_key(kmin, A)
                 copied = None  # the order the new states are copied in, where not fingerprint order
                 column, acts, known_new = (prow - a if a else prow), pact, new_fps
+                if rank is not None and not (single and self.parent_order):  # the parents' columns in the chunk
+                    column = _columns_of(rank[a:b], prow)
                 if single and self.parent_order:
                     if rank is not None:  # the parents' columns in the frontier
                         where = np.empty(n, dtype=np.int64)
@@ -248,9 +258,8 @@ class LevelExpander:
                 got, masks = check(new_cols, new_fps, new_fps)
                 violated = got or violated
                 t0 = time.perf_counter()
-                runs.add({"fps": new_fps, "key": kmin, "rows": rows_of(new_cols),
-                          **{f"mask:{name}": v for name, v in masks.items()}})
-                seen = merge_sorted(seen, new_fps)
+                runs.add({"fps": new_fps, "cols": new_cols, **{f"mask:{name}": v for name, v in masks.items()}})
+                seen, seen_key = merge_disjoint(seen, seen_key, new_fps, kmin)
                 del new_cols, newP
                 timing["merge"] += time.perf_counter() - t0
             if order is not None:
@@ -277,31 +286,32 @@ class LevelExpander:
                                 masks, chunks)
             if not len(seen):
                 return Expanded(generated, fired, deadlocked, False, 0, chunks=chunks)
-            got = self._level(runs, found, depth + 1, base + n)
+            got = self._level(runs, seen, seen_key, found, depth + 1, base + n)
             runs = None  # the runs are the next level's now
             return Expanded(generated, fired, deadlocked, violated, len(got[0]), *got, chunks=chunks)
         finally:
             if runs is not None:
                 runs.close()
 
-    def _level(self, runs: _Runs, found: Findings, level: int, start: int):
-        """The level from its runs: (fingerprints, parent rows, actions, states, masks) in fingerprint
-        order; what `found` chose among it named by store index (`start` + its row)."""
+    def _level(self, runs: _Runs, fps: np.ndarray, key: np.ndarray, found: Findings, level: int, start: int):
+        """The level from its runs and its fingerprints and least keys (sorted): (fingerprints, parent rows,
+        actions, states, masks) in fingerprint order; what `found` chose among it named by store index
+        (`start` + its row)."""
         t0 = time.perf_counter()
         A = _U64(max(self.kernel.n_actions, 1))
-        masks = [k for k in runs.runs[0].names() if k.startswith("mask:")]
-        parts: dict[str, list] = {k: [] for k in ["fps", "key"] + masks}
-        ahead = read_ahead(self.split.next_level if self.split else None, len(runs.runs), 16 + len(masks), 2)
-        for block in merge_runs(runs.runs, ahead, ["fps", "key"] + masks):
-            for k, v in block.items():
-                parts[k].append(v)
-        fps = np.concatenate(parts["fps"])
-        key = np.concatenate(parts["key"])
         found.locate(level, lambda fp: start + int(np.searchsorted(fps, _U64(fp))))
-        entry = 8 + self.row_bytes
-        share = self.split.frontier if self.split else None
-        states = LevelStates(self.kernel, fps, spill=self.spill, runs=runs.runs,
-                             buffer=read_ahead(share, len(runs.runs), entry, 2))
+        rank = join([np.searchsorted(fps, r.read("fps", 0, r.n)) for r in runs.runs])  # each run is sorted
+        masks = {}
+        for name in (k for k in runs.runs[0].names() if k.startswith("mask:")):
+            got = join([r.read(name, 0, r.n) for r in runs.runs])
+            masks[name.removeprefix("mask:")] = np.empty(len(fps), dtype=got.dtype)
+            masks[name.removeprefix("mask:")][rank] = got
+        states = LevelStates(self.kernel, fps, spill=self.spill, runs=runs.runs, rank=rank)
         self.timing["merge"] += time.perf_counter() - t0
-        return (fps, *split_key(key, A), states,
-                {k.removeprefix("mask:"): np.concatenate(parts[k]) for k in masks})
+        return (fps, *split_key(key, A), states, masks)
+
+
+def _columns_of(rank: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The columns of a chunk whose columns are the fingerprint rows `rank` that hold each of `rows`."""
+    order = np.argsort(rank, kind="stable")
+    return order[np.searchsorted(rank[order], rows)]
